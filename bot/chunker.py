@@ -1,0 +1,104 @@
+"""Cut streamed answer text into pieces that speech synthesis can start on early.
+
+The first piece of a turn goes out as soon as a clause is ready (a comma, colon, semicolon or
+dash after a few words), so the first audio does not wait for a whole sentence. Later pieces
+follow sentence ends, which sound more natural, unless a sentence runs long, when a clause
+boundary is used instead. Markup that would be read aloud (``**``, backticks, heading marks,
+list bullets) is removed. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Words whose trailing period does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof sr jr st vs etc e.g i.e approx no fig dept inc ltd co".split()
+)
+_SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(?=\s)")
+_CLAUSE_END = re.compile(r"[,;:]+(?=\s)|\s[–—-]\s")
+_MARKUP = re.compile(r"\*\*|__|`+|^#{1,6}\s*|^\s*[-*•]\s+", re.MULTILINE)
+_SPACES = re.compile(r"\s+")
+
+
+def clean_for_speech(text: str) -> str:
+    """Remove markup that a voice would read out and collapse whitespace."""
+    return _SPACES.sub(" ", _MARKUP.sub("", text)).strip()
+
+
+@dataclass
+class SentenceChunker:
+    """Accumulates deltas with `feed` and returns speakable pieces; `flush` returns the rest.
+
+    `first_clause_chars`: the shortest first piece that may end at a clause boundary.
+    `max_chars`: a sentence longer than this is cut at its last clause boundary (or space).
+    """
+
+    first_clause_chars: int = 16
+    min_chars: int = 2
+    max_chars: int = 220
+    _buffer: str = field(default="", init=False)
+    _emitted: int = field(default=0, init=False)
+
+    def feed(self, delta: str) -> list[str]:
+        self._buffer += delta
+        out: list[str] = []
+        while True:
+            cut = self._next_cut()
+            if cut is None:
+                break
+            piece = clean_for_speech(self._buffer[:cut])
+            self._buffer = self._buffer[cut:]
+            if len(piece) >= self.min_chars:
+                out.append(piece)
+                self._emitted += 1
+        return out
+
+    def flush(self) -> list[str]:
+        piece = clean_for_speech(self._buffer)
+        self._buffer = ""
+        if len(piece) < self.min_chars or not any(ch.isalnum() for ch in piece):
+            return []
+        self._emitted += 1
+        return [piece]
+
+    def reset(self) -> None:
+        self._buffer = ""
+        self._emitted = 0
+
+    @property
+    def pending(self) -> str:
+        return self._buffer
+
+    def _next_cut(self) -> int | None:
+        text = self._buffer
+        for match in _SENTENCE_END.finditer(text):
+            end = match.end()
+            if not self._is_abbreviation(text, match.start()):
+                return end
+        if self._emitted == 0:
+            for match in _CLAUSE_END.finditer(text):
+                if len(text[: match.end()].strip()) >= self.first_clause_chars:
+                    return match.end()
+        if len(text) > self.max_chars:
+            window = text[: self.max_chars]
+            clauses = list(_CLAUSE_END.finditer(window))
+            if clauses:
+                return clauses[-1].end()
+            space = window.rfind(" ")
+            return space if space > 0 else self.max_chars
+        return None
+
+    @staticmethod
+    def _is_abbreviation(text: str, dot_at: int) -> bool:
+        if text[dot_at] != ".":
+            return False
+        start = dot_at
+        while start > 0 and (text[start - 1].isalpha() or text[start - 1] == "."):
+            start -= 1
+        word = text[start:dot_at].lower()
+        if word in _ABBREVIATIONS:
+            return True
+        # A single capital letter ("J. Smith") is an initial, not a sentence end.
+        return len(word) == 1 and text[start].isupper()

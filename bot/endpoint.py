@@ -1,0 +1,235 @@
+"""Turn speech probabilities into utterances: speech start, speech end, or a discarded blip.
+
+Fed one 32 ms frame at a time with its VAD probability, the endpointer keeps a short pre-roll
+so the first syllable is not clipped, confirms speech only after `min_speech_ms` of voiced
+frames (a cough or a click never becomes a turn), and ends the utterance after `silence_ms`
+of silence. Hysteresis: speech starts at `threshold` and keeps going down to `threshold - 0.15`
+(Silero's own recommendation), so a soft word in the middle does not split a sentence.
+Pure and clock-free: time is counted in frames, so tests drive it with synthetic probabilities.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from config.settings import VadSettings
+from models.base import Pcm
+
+SAMPLE_RATE = 16000
+FRAME_SAMPLES = 512
+FRAME_MS = FRAME_SAMPLES * 1000 / SAMPLE_RATE  # 32 ms
+_HYSTERESIS = 0.15
+# Kept after the last voiced frame so a trailing consonant reaches the recognizer.
+_TAIL_MS = 160.0
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    threshold: float = 0.5
+    silence_ms: float = 500.0
+    min_speech_ms: float = 250.0
+    pre_roll_ms: float = 200.0
+    max_speech_ms: float = 30000.0
+
+    @classmethod
+    def from_settings(cls, vad: VadSettings) -> EndpointConfig:
+        return cls(
+            threshold=vad.threshold,
+            silence_ms=float(vad.silence_ms),
+            min_speech_ms=float(vad.min_speech_ms),
+            pre_roll_ms=float(vad.pre_roll_ms),
+        )
+
+
+class Phase(Enum):
+    SILENCE = "silence"
+    CANDIDATE = "candidate"  # voiced frames seen, not yet long enough to be speech
+    SPEECH = "speech"
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    """Speech confirmed; `start_ms` is stream time of its first voiced frame."""
+
+    start_ms: float
+
+
+@dataclass(frozen=True)
+class SpeechEnded:
+    """An utterance: 16 kHz mono audio (with pre-roll), and when speech really ended.
+
+    `end_ms` is the end of the last voiced frame; `fired_ms` is when the silence window
+    closed (`end_ms + silence_ms`, give or take a frame).
+    """
+
+    pcm: Pcm
+    start_ms: float
+    end_ms: float
+    fired_ms: float
+    voiced_ms: float
+    forced: bool = False
+
+
+@dataclass(frozen=True)
+class SpeechDiscarded:
+    """Voiced frames that never added up to `min_speech_ms` (a cough, a click, a breath)."""
+
+    voiced_ms: float
+
+
+EndpointEvent = SpeechStarted | SpeechEnded | SpeechDiscarded
+
+
+class Endpointer:
+    """Per-stream endpointing state; `push` one frame and its probability at a time."""
+
+    def __init__(self, config: EndpointConfig | None = None) -> None:
+        self.config = config or EndpointConfig()
+        self._pre_roll: deque[Pcm] = deque(
+            maxlen=max(0, round(self.config.pre_roll_ms / FRAME_MS))
+        )
+        self.reset()
+
+    def reset(self) -> None:
+        self.phase = Phase.SILENCE
+        self._pre_roll.clear()
+        self._frames: list[Pcm] = []
+        self._now_ms = 0.0
+        self._start_ms = 0.0
+        self._last_voiced_ms = 0.0
+        self._voiced_ms = 0.0
+        self._silence_run_ms = 0.0
+        self._frames_at_last_voiced = 0
+
+    @property
+    def now_ms(self) -> float:
+        """Stream time: the end of the last frame pushed."""
+        return self._now_ms
+
+    @property
+    def voiced_ms(self) -> float:
+        """Voiced time in the current candidate or utterance (0 in silence)."""
+        return self._voiced_ms if self.phase is not Phase.SILENCE else 0.0
+
+    @property
+    def in_speech(self) -> bool:
+        return self.phase is Phase.SPEECH
+
+    def audio_so_far(self) -> Pcm:
+        """The current utterance's audio up to now (for partial transcripts)."""
+        if not self._frames:
+            return np.zeros(0, dtype=np.float32)
+        return np.concatenate(self._frames)
+
+    def push(self, frame: Pcm, probability: float) -> list[EndpointEvent]:
+        cfg = self.config
+        frame_start = self._now_ms
+        self._now_ms += FRAME_MS
+        events: list[EndpointEvent] = []
+        if self.phase is Phase.SILENCE:
+            if probability >= cfg.threshold:
+                self.phase = Phase.CANDIDATE
+                self._frames = [*self._pre_roll, frame]
+                self._pre_roll.clear()
+                self._start_ms = frame_start
+                self._voiced_ms = FRAME_MS
+                self._silence_run_ms = 0.0
+                self._mark_voiced()
+                if self._voiced_ms >= cfg.min_speech_ms:
+                    self.phase = Phase.SPEECH
+                    events.append(SpeechStarted(self._start_ms))
+            else:
+                self._pre_roll.append(frame)
+            return events
+
+        self._frames.append(frame)
+        if probability >= cfg.threshold - _HYSTERESIS:
+            self._voiced_ms += FRAME_MS
+            self._silence_run_ms = 0.0
+            self._mark_voiced()
+            if self.phase is Phase.CANDIDATE and self._voiced_ms >= cfg.min_speech_ms:
+                self.phase = Phase.SPEECH
+                events.append(SpeechStarted(self._start_ms))
+        else:
+            self._silence_run_ms += FRAME_MS
+
+        if self._silence_run_ms >= cfg.silence_ms:
+            events.append(self._finish(forced=False))
+        elif self._now_ms - self._start_ms >= cfg.max_speech_ms:
+            events.append(self._finish(forced=True))
+        return events
+
+    def _mark_voiced(self) -> None:
+        self._last_voiced_ms = self._now_ms
+        self._frames_at_last_voiced = len(self._frames)
+
+    def _finish(self, *, forced: bool) -> EndpointEvent:
+        event: EndpointEvent
+        if self.phase is Phase.SPEECH:
+            keep = self._frames_at_last_voiced + round(_TAIL_MS / FRAME_MS)
+            pcm = np.concatenate(self._frames[:keep]).astype(np.float32, copy=False)
+            event = SpeechEnded(
+                pcm=pcm,
+                start_ms=self._start_ms,
+                end_ms=self._last_voiced_ms,
+                fired_ms=self._now_ms,
+                voiced_ms=self._voiced_ms,
+                forced=forced,
+            )
+        else:
+            event = SpeechDiscarded(self._voiced_ms)
+        self.phase = Phase.SILENCE
+        self._frames = []
+        self._voiced_ms = 0.0
+        self._silence_run_ms = 0.0
+        return event
+
+
+def trailing_silence_ms(ended: SpeechEnded) -> float:
+    """How long after the real end of speech the endpoint fired."""
+    return ended.fired_ms - ended.end_ms
+
+
+class BargeInDetector:
+    """Decides when the user's voice should interrupt Annie's playback.
+
+    Only voiced frames heard after the first `guard_ms` of playback count (Annie's own voice
+    can leak through the microphone before the browser's echo canceller has adapted), and they
+    must add up to `min_speech_ms` with at most one unvoiced frame between them.
+    """
+
+    def __init__(self, threshold: float, guard_ms: float, min_speech_ms: float) -> None:
+        self.threshold = threshold
+        self.guard_ms = guard_ms
+        self.min_speech_ms = min_speech_ms
+        self._run_ms = 0.0
+        self._gap_frames = 0
+
+    @classmethod
+    def from_settings(cls, vad: VadSettings) -> BargeInDetector:
+        return cls(vad.threshold, float(vad.barge_in_guard_ms), float(vad.barge_in_min_speech_ms))
+
+    def reset(self) -> None:
+        self._run_ms = 0.0
+        self._gap_frames = 0
+
+    def push(self, probability: float, playback_ms: float | None) -> bool:
+        """One frame; `playback_ms` is how long Annie has been speaking (None: silent)."""
+        if playback_ms is None or playback_ms < self.guard_ms:
+            self.reset()
+            return False
+        if probability >= self.threshold:
+            self._run_ms += FRAME_MS
+            self._gap_frames = 0
+        else:
+            self._gap_frames += 1
+            if self._gap_frames > 1:
+                self._run_ms = 0.0
+        if self._run_ms >= self.min_speech_ms:
+            self.reset()
+            return True
+        return False

@@ -1,0 +1,132 @@
+"""Typed events that the session loop emits to every front end (voice page, chat, replay).
+
+Each event serializes to one JSON object with a `type` field; the voice server sends them
+over the data channel unchanged, the terminal chat prints them, replay collects them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass
+class Event:
+    type: ClassVar[str] = "event"
+    at: float = field(default_factory=time.time, kw_only=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass
+class TranscriptEvent(Event):
+    """The user's words: partial while speaking, final at the end of speech."""
+
+    type: ClassVar[str] = "transcript"
+    text: str
+    final: bool
+
+
+@dataclass
+class TextDelta(Event):
+    """A piece of the assistant's answer as it streams."""
+
+    type: ClassVar[str] = "assistant_delta"
+    turn_id: str
+    text: str
+
+
+@dataclass
+class TurnDone(Event):
+    """The assistant's answer is complete (or was interrupted)."""
+
+    type: ClassVar[str] = "assistant_done"
+    turn_id: str
+    text: str
+    path: str  # "state" or "model"
+    interrupted: bool = False
+
+
+@dataclass
+class StateAnswer(Event):
+    """An answer rendered from typed state, without the model."""
+
+    type: ClassVar[str] = "state_answer"
+    turn_id: str
+    text: str
+    intent: str
+    sources: list[str]
+    latency_ms: float
+
+
+@dataclass
+class ToolCallEvent(Event):
+    type: ClassVar[str] = "tool_call"
+    turn_id: str
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class ToolResultEvent(Event):
+    type: ClassVar[str] = "tool_result"
+    turn_id: str
+    call_id: str
+    name: str
+    ok: bool
+    preview: str
+
+
+@dataclass
+class TableEvent(Event):
+    """render_table output: shown on the page, never read aloud."""
+
+    type: ClassVar[str] = "table"
+    turn_id: str
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class CompactionEvent(Event):
+    type: ClassVar[str] = "compaction"
+    tier: int
+    tokens_before: int
+    tokens_after: int
+    items_affected: int
+    reprefill_tokens: int
+    duration_ms: float
+    detail: str = ""
+
+
+@dataclass
+class ContextMeter(Event):
+    """Used tokens by component and lane against the window, with the tier marks."""
+
+    type: ClassVar[str] = "context"
+    window: int
+    used: int
+    by_component: dict[str, int]
+    by_lane: dict[str, int]
+    tier1: float
+    tier2: float
+
+
+@dataclass
+class LatencyEvent(Event):
+    """Per-turn latency breakdown in milliseconds; absent stages are omitted."""
+
+    type: ClassVar[str] = "latency"
+    turn_id: str
+    stages: dict[str, float]
+
+
+@dataclass
+class ErrorEvent(Event):
+    type: ClassVar[str] = "error"
+    message: str
+    where: str = ""

@@ -1,0 +1,73 @@
+"""The tool contract: a pydantic argument model, a handler, a group, and a JSON schema.
+
+Handlers never raise into the turn: `Tool.run` turns bad arguments and handler errors into a
+`ToolOutput` with `ok=False` and a message the model can read and act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from config import Settings
+
+
+@dataclass
+class ToolOutput:
+    content: str
+    ok: bool = True
+    # Structured payload for front ends (render_table's columns and rows, ids created ...).
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolContext:
+    """What a handler may use. `store` is a memory.store.Store; `embedder` a models.base.Embedder."""
+
+    settings: Settings
+    store: Any = None
+    embedder: Any = None
+    session_id: str = ""
+    turn_id: str = ""
+    # Set by the session loop: tool groups loaded on demand.
+    load_group: Callable[[str], str] | None = None
+
+
+Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    args: type[BaseModel]
+    handler: Handler
+    group: str = "core"
+    # Destructive tools go through an approval: the exact parameters are stored and "yes"
+    # executes the stored ones, never freshly generated ones.
+    destructive: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        params = self.args.model_json_schema()
+        params.pop("title", None)
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        try:
+            parsed = self.args.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+            )
+            return ToolOutput(f"error: bad arguments for {self.name}: {problems}", ok=False)
+        try:
+            return await self.handler(parsed, ctx)
+        except Exception as exc:  # a tool failure is a result the model can read, never a crash
+            return ToolOutput(f"error: {self.name} failed: {type(exc).__name__}: {exc}", ok=False)

@@ -1,0 +1,144 @@
+"""Protected items, found by rules in the event log: corrections, stated facts, commitments, ids.
+
+These are the entries a summary must never lose. They are extracted deterministically from what
+the user and the assistant actually said (and from tool-call arguments), verbatim, so an exact
+string can later be checked against the finished context. Model prose is never the source.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from compaction.checkpoint import Checkpoint
+
+# A user turn that corrects something earlier. Matched per sentence, case-insensitively.
+_CORRECTION = re.compile(
+    r"\b(actually|correction|i meant|i mean,|that's wrong|that is wrong|that's not right|"
+    r"not quite|i said .+ not|no, it'?s|no, my|rather than|instead of)\b|,\s*not\s+\w+",
+    re.IGNORECASE,
+)
+# A user sentence stating something about themselves worth keeping across a summary.
+_FACT = re.compile(
+    r"\b(my [\w' -]{2,40}? (is|are|was|were)\b|i (like|love|prefer|hate|dislike|am allergic"
+    r"|live|work|was born)\b|remember that\b|don't forget\b)",
+    re.IGNORECASE,
+)
+# Assistant promises that outlive the turn.
+_COMMITMENT = re.compile(
+    r"\b(i'll remind|i will remind|remind you|i'll follow up|i will follow up|i'll get back|"
+    r"i will get back|i promise|i'll make sure|i will make sure|i've added a task|"
+    r"i'll check back|i will check back)\b",
+    re.IGNORECASE,
+)
+# Identifiers a user may come back to: booking codes, order numbers, ticket refs, URLs.
+_IDS = re.compile(
+    r"https?://[^\s\"'<>)\]]+"
+    r"|#\d{3,}"
+    r"|\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b"
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+NOTE_TOOLS = {"save_note"}
+TASK_TOOLS = {"add_task", "create_task", "task_add", "remind_me", "set_reminder"}
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One model-visible event, reduced to what the rules read."""
+
+    id: int
+    kind: str  # user | assistant | tool_call | tool_result | summary | ...
+    text: str = ""
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def _user_sentence_matches(text: str, pattern: re.Pattern[str]) -> list[str]:
+    return [s for s in sentences(text) if pattern.search(s)]
+
+
+def is_correction(text: str) -> bool:
+    return any(_CORRECTION.search(s) for s in sentences(text))
+
+
+def find_ids(text: str) -> list[str]:
+    out: list[str] = []
+    for match in _IDS.finditer(text):
+        value = match.group(0).rstrip(".,;:")
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def _argument_text(arguments: dict[str, Any]) -> str:
+    for key in ("text", "content", "note", "title", "task", "description"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+
+
+def extract(entries: Iterable[LogEntry]) -> Checkpoint:
+    """The protected fields of a checkpoint, from the event log alone."""
+    cp = Checkpoint()
+    for entry in entries:
+        if entry.kind == "user":
+            for s in _user_sentence_matches(entry.text, _CORRECTION):
+                if s not in cp.corrections:
+                    cp.corrections.append(s)
+            for s in _user_sentence_matches(entry.text, _FACT):
+                if s not in cp.facts and s not in cp.corrections:
+                    cp.facts.append(s)
+            _add_ids(cp, entry.text)
+        elif entry.kind == "assistant":
+            for s in _user_sentence_matches(entry.text, _COMMITMENT):
+                if s not in cp.commitments:
+                    cp.commitments.append(s)
+            _add_ids(cp, entry.text)
+        elif entry.kind == "tool_call":
+            if entry.name in NOTE_TOOLS:
+                note = _argument_text(entry.arguments)
+                if note not in cp.notes:
+                    cp.notes.append(note)
+            elif entry.name in TASK_TOOLS:
+                task = _argument_text(entry.arguments)
+                if task not in cp.commitments:
+                    cp.commitments.append(task)
+            for value in entry.arguments.values():
+                if isinstance(value, str):
+                    _add_ids(cp, value)
+    return cp
+
+
+def _add_ids(cp: Checkpoint, text: str) -> None:
+    for value in find_ids(text):
+        if value not in cp.ids:
+            cp.ids.append(value)
+
+
+def first_request(entries: Iterable[LogEntry]) -> str:
+    """A fallback goal: the first substantive thing the user asked for."""
+    for entry in entries:
+        if entry.kind == "user" and len(entry.text.split()) >= 3:
+            return entry.text.strip()[:200]
+    return ""
+
+
+def open_questions(entries: list[LogEntry]) -> list[str]:
+    """Questions the assistant put to the user that the user's next turn did not settle."""
+    out: list[str] = []
+    for i, entry in enumerate(entries):
+        if entry.kind != "assistant" or not entry.text.rstrip().endswith("?"):
+            continue
+        replied = any(e.kind == "user" for e in entries[i + 1 :])
+        if not replied:
+            out.append(sentences(entry.text)[-1])
+    return out

@@ -1,0 +1,217 @@
+"""Typed settings for every tunable, read in layers with unknown keys rejected by name.
+
+Order: the shipped `config/default.toml`, then `$ANNIE_HOME/config.toml`, then `ANNIE_*`
+environment variables (nested keys joined by `__`). Each layer is checked against the schema
+before it is merged, so a typo is an error naming the key and where it came from instead of a
+silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_TOML = Path(__file__).with_name("default.toml")
+ENV_PREFIX = "ANNIE_"
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with the key and the file (or variable) it came from."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ServerSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str = ""
+    max_sessions: int = 2
+    max_body_bytes: int = 65536
+
+
+class ModelSettings(_Section):
+    device: str = "auto"
+    llm_path: str = ""
+    llm_repo: str = "unsloth/Qwen3.5-9B-GGUF"
+    llm_file: str = "Qwen3.5-9B-Q4_K_M.gguf"
+    llm_gpu_layers: int = -1
+    llm_threads: int = 0
+    stt_path: str = ""
+    stt_model: str = "small.en"
+    stt_beam_size: int = 1
+    tts_path: str = ""
+    vad_path: str = ""
+    embed_path: str = ""
+    allow_download: bool = True
+
+
+class BudgetSettings(_Section):
+    policy: int = 4000
+    tools: int = 3000
+    state: int = 2000
+    history_tail: int = 6000
+    evidence: int = 8000
+    briefing: int = 750
+    tool_result: int = 2000
+
+
+class ContextSettings(_Section):
+    window: int = 32768
+    reserve_output: int = 1024
+    max_tool_rounds: int = 4
+    system_prompt_file: str = "system_prompt.md"
+    budgets: BudgetSettings = BudgetSettings()
+
+    def budget(self, lane: str) -> int:
+        """A lane's budget at this window: the 32k figure scaled by window / 32768."""
+        base: int = getattr(self.budgets, lane)
+        return max(1, int(base * min(1.0, self.window / 32768)))
+
+
+class CompactionSettings(_Section):
+    tier1_threshold: float = 0.65
+    tier2_threshold: float = 0.80
+    tier1_target: float = 0.45
+    tier2_target: float = 0.40
+    keep_recent_tool_results: int = 2
+    summary_max_tokens: int = 384
+
+
+class VadSettings(_Section):
+    threshold: float = 0.5
+    silence_ms: int = 500
+    min_speech_ms: int = 250
+    pre_roll_ms: int = 200
+    barge_in_guard_ms: int = 300
+    barge_in_min_speech_ms: int = 160
+
+
+class ToolSettings(_Section):
+    web_search_url: str = ""
+    fetch_max_bytes: int = 2_000_000
+    fetch_max_chars: int = 20_000
+    fetch_timeout_s: float = 10.0
+    fetch_allow_private: bool = False
+    approval_ttl_s: int = 300
+
+
+class Settings(BaseSettings):
+    """All of Annie's settings. Build it with `load_settings()`, not directly."""
+
+    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True)
+
+    home: str = ""
+    server: ServerSettings = ServerSettings()
+    models: ModelSettings = ModelSettings()
+    context: ContextSettings = ContextSettings()
+    compaction: CompactionSettings = CompactionSettings()
+    vad: VadSettings = VadSettings()
+    tools: ToolSettings = ToolSettings()
+
+    @property
+    def home_path(self) -> Path:
+        return Path(self.home).expanduser() if self.home else annie_home()
+
+    @property
+    def db_path(self) -> Path:
+        return self.home_path / "annie.db"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home_path / "models"
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: Any, *sources: Any) -> tuple[Any, ...]:
+        # Layering is done by load_settings(), which checks each layer by name first;
+        # only the merged init values reach pydantic.
+        return (sources[0],)
+
+
+def annie_home() -> Path:
+    """`$ANNIE_HOME`, or `~/.local/share/annie`."""
+    raw = os.environ.get("ANNIE_HOME", "")
+    return Path(raw).expanduser() if raw else Path.home() / ".local" / "share" / "annie"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _check_keys(data: dict[str, Any], model: type[BaseModel], origin: str, prefix: str = "") -> None:
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        dotted = f"{prefix}{key}"
+        if field is None:
+            known = ", ".join(sorted(model.model_fields))
+            raise ConfigError(f"unknown config key '{dotted}' in {origin} (known here: {known})")
+        sub = field.annotation
+        if isinstance(value, dict):
+            if not (isinstance(sub, type) and issubclass(sub, BaseModel)):
+                raise ConfigError(f"config key '{dotted}' in {origin} is a value, not a section")
+            _check_keys(value, sub, origin, dotted + ".")
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
+    layer: dict[str, Any] = {}
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == "ANNIE_HOME":
+            continue
+        parts = name[len(ENV_PREFIX) :].lower().split("__")
+        node = layer
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+        try:
+            _check_keys(_nested(parts, value), Settings, f"environment variable {name}")
+        except ConfigError as exc:
+            raise ConfigError(f"unknown config key in environment variable {name}") from exc
+    return layer
+
+
+def _nested(parts: list[str], value: str) -> dict[str, Any]:
+    out: dict[str, Any] = {parts[-1]: value}
+    for part in reversed(parts[:-1]):
+        out = {part: out}
+    return out
+
+
+def load_settings(environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
+    """Read default.toml, then $ANNIE_HOME/config.toml, then ANNIE_* variables, then overrides."""
+    env = dict(os.environ if environ is None else environ)
+    merged = _read_toml(DEFAULT_TOML)
+    _check_keys(merged, Settings, str(DEFAULT_TOML))
+    home = Path(env["ANNIE_HOME"]).expanduser() if env.get("ANNIE_HOME") else None
+    user_file = (home or annie_home()) / "config.toml"
+    if user_file.is_file():
+        user = _read_toml(user_file)
+        _check_keys(user, Settings, str(user_file))
+        merged = _merge(merged, user)
+    merged = _merge(merged, _env_layer(env))
+    if home is not None:
+        merged["home"] = str(home)
+    merged = _merge(merged, overrides)
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc

@@ -1,0 +1,166 @@
+"""Numbered schema migrations, applied in order whenever a store is opened.
+
+Each function takes the sqlite-utils `Database` and moves the schema forward one step; the
+applied ones are recorded by `sqlite_utils.Migrations` in `_sqlite_migrations`, so opening a
+file written by any earlier version upgrades it in place. Never edit a released migration:
+add the next number.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from sqlite_utils import Database, Migrations
+
+MIGRATION_SET = "annie"
+
+migrations = Migrations(MIGRATION_SET)
+
+
+def _script(db: Database, sql: str) -> None:
+    """Run several statements inside the caller's transaction.
+
+    `executescript` would commit first, so a failed migration could leave half a schema;
+    statements are split with `sqlite3.complete_statement` (trigger bodies hold semicolons).
+    """
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            db.execute(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {buffer.strip()[:80]}")
+
+
+@migrations()
+def m001_create_tables(db: Database) -> None:
+    # Raw DDL: AUTOINCREMENT keys (ids never reused after a delete) and CHECK constraints
+    # (a bad pending value is refused by the file itself, not only by the code).
+    _script(
+        db,
+        """
+        CREATE TABLE sessions (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            meta TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE events (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_n INTEGER NOT NULL REFERENCES sessions(n),
+            turn_id TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL,
+            role TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL DEFAULT '',
+            call_id TEXT NOT NULL DEFAULT '',
+            content TEXT NOT NULL,
+            tokens INTEGER,
+            created_at TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX events_session ON events(session_n, n);
+        CREATE INDEX events_turn ON events(turn_id);
+        CREATE TABLE notes (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL DEFAULT 'note',
+            source TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            embedding BLOB,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX notes_kind ON notes(kind, created_at);
+        CREATE TABLE tasks (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            title TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'blocked', 'done')),
+            pending TEXT NOT NULL DEFAULT 'none'
+                CHECK (pending IN ('none', 'user', 'assistant', 'external')),
+            due TEXT,
+            source TEXT NOT NULL DEFAULT 'user',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX tasks_pending ON tasks(pending, status);
+        CREATE INDEX tasks_status ON tasks(status, due);
+        CREATE TABLE reminders (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            text TEXT NOT NULL,
+            due TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'scheduled',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX reminders_due ON reminders(due);
+        CREATE TABLE approvals (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            tool TEXT NOT NULL,
+            params TEXT NOT NULL,
+            requester TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'pending',
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            resolved_at TEXT,
+            result TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX approvals_status ON approvals(status, n);
+        CREATE TABLE checkpoints (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_n INTEGER,
+            tier INTEGER NOT NULL,
+            data TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            tail_event_ids TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX checkpoints_session ON checkpoints(session_n, n);
+        """
+    )
+
+
+@migrations()
+def m002_notes_fts(db: Database) -> None:
+    # External-content FTS5 index kept in step with `notes` by triggers, so a note written by
+    # any connection is searchable at once. Porter stemming lets "invoices" find "invoice".
+    _script(
+        db,
+        """
+        CREATE VIRTUAL TABLE notes_fts USING fts5(
+            text, content='notes', content_rowid='n', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER notes_ai AFTER INSERT ON notes BEGIN
+            INSERT INTO notes_fts(rowid, text) VALUES (new.n, new.text);
+        END;
+        CREATE TRIGGER notes_ad AFTER DELETE ON notes BEGIN
+            INSERT INTO notes_fts(notes_fts, rowid, text) VALUES ('delete', old.n, old.text);
+        END;
+        CREATE TRIGGER notes_au AFTER UPDATE OF text ON notes BEGIN
+            INSERT INTO notes_fts(notes_fts, rowid, text) VALUES ('delete', old.n, old.text);
+            INSERT INTO notes_fts(rowid, text) VALUES (new.n, new.text);
+        END;
+        INSERT INTO notes_fts(notes_fts) VALUES ('rebuild');
+        """
+    )
+
+
+@migrations()
+def m003_turn_metrics(db: Database) -> None:
+    _script(
+        db,
+        """
+        CREATE TABLE turn_metrics (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_n INTEGER,
+            turn_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            stages TEXT NOT NULL,
+            total_ms REAL NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX turn_metrics_session ON turn_metrics(session_n, n);
+        """
+    )
+
+
+def migration_names() -> list[str]:
+    """Every migration in order (the last one is the current schema version)."""
+    return [m.name for m in migrations._migrations]

@@ -1,0 +1,104 @@
+"""Engine adapters behind small interfaces, and the factories that load them from settings.
+
+Importing this package is cheap: each factory imports its engine only when called, so a
+command that needs the embedder does not pay for llama.cpp, Whisper or Piper.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from models.base import (
+    LLM,
+    STT,
+    TTS,
+    VAD,
+    AudioChunk,
+    CallStats,
+    Embedder,
+    ModelError,
+    ParsedOutput,
+    Resolved,
+    Segment,
+    Tokenizer,
+    ToolCall,
+    ToolCallError,
+    Transcript,
+    VADStream,
+)
+from models.resolver import ROLES, detect_device, resolve
+
+if TYPE_CHECKING:
+    from config import Settings
+
+__all__ = [
+    "LLM",
+    "ROLES",
+    "STT",
+    "TTS",
+    "VAD",
+    "AudioChunk",
+    "CallStats",
+    "Embedder",
+    "ModelError",
+    "ParsedOutput",
+    "Resolved",
+    "Segment",
+    "Tokenizer",
+    "ToolCall",
+    "ToolCallError",
+    "Transcript",
+    "VADStream",
+    "detect_device",
+    "load_embedder",
+    "load_llm",
+    "load_stt",
+    "load_tokenizer",
+    "load_tts",
+    "load_vad",
+    "resolve",
+]
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    """all-MiniLM-L6-v2 (or the configured folder), offline, unit-normalized float32 rows."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from models.embed import SentenceEmbedder
+
+    return SentenceEmbedder(resolve("embed", settings))
+
+
+def load_llm(settings: Settings, n_ctx: int | None = None) -> LLM:
+    """The chat model at `n_ctx` tokens (default: `settings.context.window`)."""
+    from models.llm import LlamaLLM
+
+    return LlamaLLM(resolve("llm", settings), settings, n_ctx=n_ctx)
+
+
+def load_tokenizer(settings: Settings) -> Tokenizer:
+    """The model's exact tokenizer (a vocab-only load); tiktoken, labelled inexact, if none."""
+    from models.tokenizer import load_tokenizer as _load
+
+    return _load(settings)
+
+
+def load_stt(settings: Settings) -> STT:
+    """faster-whisper: int8 on CPU, float16 on CUDA."""
+    from models.stt import WhisperSTT
+
+    return WhisperSTT(resolve("stt", settings), settings)
+
+
+def load_tts(settings: Settings) -> TTS:
+    """The Piper voice, sentence by sentence."""
+    from models.tts import PiperTTS
+
+    return PiperTTS(resolve("tts", settings))
+
+
+def load_vad(settings: Settings) -> VAD:
+    """Silero VAD on onnxruntime, one state per stream."""
+    from models.vad import SileroVAD
+
+    return SileroVAD(resolve("vad", settings))

