@@ -43,6 +43,11 @@ class ModelSettings(_Section):
     llm_file: str = "Qwen3.5-9B-Q4_K_M.gguf"
     llm_gpu_layers: int = -1
     llm_threads: int = 0
+    llm_temperature: float = 0.7
+    llm_top_p: float = 0.8
+    llm_top_k: int = 20
+    llm_seed: int = 0
+    llm_checkpoints: int = 4
     stt_path: str = ""
     stt_model: str = "small.en"
     stt_beam_size: int = 1
@@ -82,6 +87,7 @@ class CompactionSettings(_Section):
     tier2_target: float = 0.40
     keep_recent_tool_results: int = 2
     summary_max_tokens: int = 384
+    tier3_summary_s: float = 10.0
 
 
 class VadSettings(_Section):
@@ -91,6 +97,7 @@ class VadSettings(_Section):
     pre_roll_ms: int = 200
     barge_in_guard_ms: int = 300
     barge_in_min_speech_ms: int = 160
+    partial_transcript_ms: int = 1000
 
 
 class ToolSettings(_Section):
@@ -100,6 +107,7 @@ class ToolSettings(_Section):
     fetch_timeout_s: float = 10.0
     fetch_allow_private: bool = False
     approval_ttl_s: int = 300
+    timeout_s: float = 30.0
 
 
 class Settings(BaseSettings):
@@ -128,10 +136,12 @@ class Settings(BaseSettings):
         return self.home_path / "models"
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls: Any, *sources: Any) -> tuple[Any, ...]:
+    def settings_customise_sources(
+        cls, settings_cls: Any, init_settings: Any, *sources: Any, **named: Any
+    ) -> tuple[Any, ...]:
         # Layering is done by load_settings(), which checks each layer by name first;
         # only the merged init values reach pydantic.
-        return (sources[0],)
+        return (init_settings,)
 
 
 def annie_home() -> Path:

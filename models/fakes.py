@@ -1,0 +1,180 @@
+"""A scripted chat model for timing tests and long simulated sessions.
+
+`ScriptedLLM` plays given replies instead of sampling, but everything else is real: it
+renders with the same chat template code as the llama.cpp adapter, counts with a real
+tokenizer, plans prefix reuse with the same cache planner, streams through the same worker
+thread bridge, honours stop strings and cancellation, and reports `CallStats` the same way.
+Every path it stands in for is also tested on the real engine with the small model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from models.base import LLM, CallStats, ModelError, ParsedOutput, Tokenizer
+from models.chat_template import ChatTemplate
+from models.llm_cache import PromptCache
+from models.streaming import LoopLocks, Push, StopMatcher, call_in_thread, stream_from_thread
+from models.toolcalls import parse_output
+
+Script = Sequence[str] | Callable[[str], str]
+
+
+class ScriptedLLM(LLM):
+    """Replies from a script: a list played in order, or a function of the prompt."""
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        replies: Script,
+        *,
+        n_ctx: int = 4096,
+        token_delay_s: float = 0.0,
+        prefill_s_per_token: float = 0.0,
+        checkpoints: int = 4,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.n_ctx = n_ctx
+        self.path = Path(f"scripted:{tokenizer.name}")
+        self.token_delay_s = token_delay_s
+        self.prefill_s_per_token = prefill_s_per_token
+        self.template = ChatTemplate(
+            tokenizer.chat_template, tokenizer.bos_token, tokenizer.eos_token
+        )
+        self.prompts: list[str] = []
+        self._replies = replies if callable(replies) else list(replies)
+        self._next = 0
+        self._cache = PromptCache(tokenizer.tokenize, capacity=checkpoints)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scripted-llm")
+        self._locks = LoopLocks()
+        self._stats = CallStats()
+        self._ids = (f"call_{n}" for n in itertools.count(1))
+        self._ids_lock = threading.Lock()
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.tokenizer.tokenize(text)
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return self.tokenizer.detokenize(tokens)
+
+    def render(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str:
+        return self.template.render(messages, tools, add_generation_prompt)
+
+    def parse(self, text: str) -> ParsedOutput:
+        with self._ids_lock:
+            return parse_output(text, self._ids)
+
+    @property
+    def last_stats(self) -> CallStats:
+        return self._stats
+
+    @property
+    def cached_tokens(self) -> int:
+        return len(self._cache.tokens)
+
+    def _reply_for(self, prompt: str) -> str:
+        if callable(self._replies):
+            return self._replies(prompt)
+        if self._next >= len(self._replies):
+            raise ModelError(f"the script has only {len(self._replies)} replies")
+        reply = self._replies[self._next]
+        self._next += 1
+        return reply
+
+    def _prefill(self, prompt: str, stats: CallStats, flag: threading.Event | None) -> None:
+        t0 = time.perf_counter()
+        plan = self._cache.plan(prompt, self.n_ctx)
+        self._cache.start(plan)
+        stats.prompt_tokens = plan.prompt_tokens
+        stats.reused_tokens = len(plan.keep_tokens)
+        stats.full_reprefill = not plan.keep_tokens
+        if self.prefill_s_per_token and plan.new_tokens:
+            # Sleep in slices so a cancel during a long simulated prefill is seen quickly.
+            end = time.perf_counter() + self.prefill_s_per_token * len(plan.new_tokens)
+            while time.perf_counter() < end and not (flag is not None and flag.is_set()):
+                time.sleep(min(0.01, max(0.0, end - time.perf_counter())))
+        self._cache.evaluated(plan.new_tokens, plan.new_text)
+        stats.evaluated_tokens = len(plan.new_tokens)
+        stats.prefill_s = time.perf_counter() - t0
+
+    def _generate(
+        self, prompt: str, max_tokens: int, stops: Sequence[str], flag: threading.Event, push: Push
+    ) -> None:
+        t0 = time.perf_counter()
+        stats = CallStats()
+        self._stats = stats
+        try:
+            self.prompts.append(prompt)
+            self._prefill(prompt, stats, flag)
+            if flag.is_set():
+                stats.cancelled = True
+                return
+            tokens = self.tokenize(self._reply_for(prompt))
+            matcher = StopMatcher(stops)
+            shown = ""
+            for i, token in enumerate(tokens[:max_tokens]):
+                if self.token_delay_s:
+                    time.sleep(self.token_delay_s)
+                decoded = self.detokenize(tokens[: i + 1])
+                # Hold back a character split across tokens until it is complete.
+                piece = "" if decoded.endswith("\ufffd") else decoded[len(shown) :]
+                shown += piece
+                stats.generated_tokens += 1
+                out = matcher.feed(piece)
+                if out:
+                    if not stats.first_token_s:
+                        stats.first_token_s = time.perf_counter() - t0
+                    push(out)
+                if stats.generated_tokens == 1 and not self._cache.has_checkpoint(self._cache.text):
+                    self._cache.save(None)
+                if matcher.hit or flag.is_set():
+                    stats.cancelled = flag.is_set() and not matcher.hit
+                    break
+                self._cache.evaluated([token], piece)
+            rest = matcher.flush()
+            if rest and not stats.cancelled:
+                push(rest)
+        finally:
+            stats.total_s = time.perf_counter() - t0
+
+    def stream(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 512,
+        stop: Sequence[str] = (),
+        grammar: str | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> AsyncIterator[str]:
+        stops = tuple(stop)
+
+        def worker(flag: threading.Event, push: Push) -> None:
+            self._generate(prompt, max_tokens, stops, flag, push)
+
+        return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
+
+    async def prefill(self, prompt: str) -> CallStats:
+        def run() -> CallStats:
+            t0 = time.perf_counter()
+            stats = CallStats()
+            self._stats = stats
+            self._prefill(prompt, stats, None)
+            if not self._cache.has_checkpoint(self._cache.text):
+                self._cache.save(None)
+            stats.total_s = time.perf_counter() - t0
+            return stats
+
+        result: CallStats = await call_in_thread(self._executor, self._locks.get(), run)
+        return result

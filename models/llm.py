@@ -1,0 +1,302 @@
+"""The chat model on llama.cpp (llama-cpp-python), with incremental evaluation.
+
+One instance serves every session: calls queue on a FIFO lock and run on one worker thread.
+Each call evaluates only what its prompt adds to the evaluated tokens (see `llm_cache`), and
+fills `last_stats` with what it reused and what it cost. For the best reuse, a caller renders
+the assistant's turn from the raw generated text, so the next prompt extends the last one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import ctypes
+import itertools
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from config import Settings
+from models.base import LLM, CallStats, ModelError, ParsedOutput, Resolved
+from models.chat_template import ChatTemplate
+from models.llm_cache import Plan, PromptCache
+from models.resolver import detect_device
+from models.streaming import LoopLocks, Push, StopMatcher, call_in_thread, stream_from_thread
+from models.tokenizer import StderrLog, gguf_token_text, quiet_stderr, set_verbose
+from models.toolcalls import parse_output
+
+
+@dataclass
+class _State:
+    """A llama.cpp context snapshot: its memory, plus the last token's logits.
+
+    llama.cpp's state data does not bring back the logits of the last decode, so they are
+    kept beside it; a prompt that ends exactly at a checkpoint can then be sampled at once.
+    """
+
+    buf: Any
+    size: int
+    logits: npt.NDArray[np.float32]
+
+
+class LlamaLLM(LLM):
+    """A GGUF chat model: own template, exact tokenizer, cancellable streaming."""
+
+    def __init__(self, resolved: Resolved, settings: Settings, n_ctx: int | None = None) -> None:
+        import llama_cpp
+
+        self._lc = llama_cpp
+        self.resolved = resolved
+        self.path: Path = resolved.path
+        self.settings = settings
+        self.device = detect_device(settings)
+        self.n_ctx = int(n_ctx or settings.context.window)
+        cfg = settings.models
+        t0 = time.perf_counter()
+        log = StderrLog()
+        try:
+            with quiet_stderr() as log:
+                try:
+                    self._llama = llama_cpp.Llama(
+                        str(self.path),
+                        n_ctx=self.n_ctx,
+                        n_batch=512,
+                        n_gpu_layers=cfg.llm_gpu_layers if self.device == "cuda" else 0,
+                        n_threads=cfg.llm_threads or None,
+                        seed=cfg.llm_seed,
+                        # Verbose inside the capture, so a failed load can say why.
+                        verbose=True,
+                    )
+                    self._llama.verbose = False
+                finally:
+                    set_verbose(False)
+        except Exception as exc:
+            raise ModelError(
+                f"could not load the language model {self.path}: {exc} ({log.tail()}). Fix: "
+                "check the file (download it again), use a llama-cpp-python that knows its "
+                "architecture, or set models.llm_path to another GGUF"
+            ) from exc
+        self.load_s = time.perf_counter() - t0
+        self._vocab = llama_cpp.llama_model_get_vocab(self._llama.model)
+        metadata: dict[str, str] = dict(self._llama.metadata)
+        self.template = ChatTemplate(
+            metadata.get("tokenizer.chat_template"),
+            gguf_token_text(metadata, self._llama, "bos"),
+            gguf_token_text(metadata, self._llama, "eos"),
+        )
+        bos = [self._llama.token_bos()] if llama_cpp.llama_vocab_get_add_bos(self._vocab) else []
+        self._cache = PromptCache(self.tokenize, capacity=cfg.llm_checkpoints, bos=bos)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm")
+        self._locks = LoopLocks()
+        self._stats = CallStats()
+        self._ids = (f"call_{n}" for n in itertools.count(1))
+        self._ids_lock = threading.Lock()
+
+    # -- text -------------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        raw: bytes = self._llama.detokenize(list(tokens), special=True)
+        return raw.decode("utf-8", errors="replace")
+
+    def render(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str:
+        return self.template.render(messages, tools, add_generation_prompt)
+
+    def parse(self, text: str) -> ParsedOutput:
+        with self._ids_lock:
+            return parse_output(text, self._ids)
+
+    @property
+    def last_stats(self) -> CallStats:
+        return self._stats
+
+    @property
+    def cached_tokens(self) -> int:
+        """Tokens the model holds now (prompt plus generated)."""
+        return len(self._cache.tokens)
+
+    # -- engine (worker thread only) ------------------------------------------------------
+
+    def _save_state(self) -> _State:
+        ctx = self._llama.ctx
+        size = int(self._lc.llama_state_get_size(ctx))
+        buf = (ctypes.c_uint8 * size)()
+        used = int(self._lc.llama_state_get_data(ctx, buf, size))
+        if used > size:
+            raise ModelError("llama.cpp could not copy the model state")
+        n_vocab = self._llama.n_vocab()
+        ptr = self._lc.llama_get_logits_ith(ctx, -1)
+        logits = np.ctypeslib.as_array(ptr, shape=(n_vocab,)).astype(np.float32, copy=True)
+        return _State(buf, used, logits)
+
+    def _load_state(self, state: _State, tokens: list[int]) -> None:
+        if self._lc.llama_state_set_data(self._llama.ctx, state.buf, state.size) != state.size:
+            raise ModelError("llama.cpp could not restore a saved model state")
+        self._llama.n_tokens = len(tokens)
+        self._llama.input_ids[: len(tokens)] = tokens
+        ptr = self._lc.llama_get_logits_ith(self._llama.ctx, -1)
+        if ptr:
+            ctypes.memmove(ptr, state.logits.ctypes.data, state.logits.nbytes)
+
+    def _checkpoint(self) -> None:
+        if self._cache.tokens and not self._cache.has_checkpoint(self._cache.text):
+            self._cache.save(self._save_state())
+
+    def _apply(self, plan: Plan, stats: CallStats, stop: threading.Event | None) -> None:
+        """Bring the model to the plan's prompt; evaluate new tokens in cancellable batches."""
+        t0 = time.perf_counter()
+        if plan.kind == "restore" and plan.checkpoint is not None:
+            self._load_state(plan.checkpoint.state, plan.keep_tokens)
+        elif plan.kind == "scratch":
+            self._llama.reset()
+        self._cache.start(plan)
+        stats.prompt_tokens = plan.prompt_tokens
+        stats.reused_tokens = len(plan.keep_tokens)
+        stats.full_reprefill = not plan.keep_tokens
+        new = plan.new_tokens
+        step = 256
+        done = 0
+        while done < len(new):
+            batch = new[done : done + step]
+            self._llama.eval(batch)
+            done += len(batch)
+            stats.evaluated_tokens = done
+            if done < len(new) and stop is not None and stop.is_set():
+                stats.cancelled = True
+                break
+        if done == len(new):
+            self._cache.evaluated(new, plan.new_text)
+        else:
+            # Cut short: the cache must spell its tokens exactly, so take the text from them.
+            self._cache.evaluated(new[:done], self.detokenize(new[:done]))
+        stats.prefill_s = time.perf_counter() - t0
+
+    def _sampler(self, grammar: str | None) -> Any:
+        from llama_cpp import _internals
+
+        cfg = self.settings.models
+        sampler = _internals.LlamaSampler()
+        if grammar:
+            ptr = self._lc.llama_sampler_init_grammar(self._vocab, grammar.encode("utf-8"), b"root")
+            if not ptr:
+                raise ModelError("the GBNF grammar does not parse (it needs a 'root' rule)")
+            self._lc.llama_sampler_chain_add(sampler.sampler, ptr)
+        if cfg.llm_temperature <= 0:
+            sampler.add_greedy()
+        else:
+            sampler.add_top_k(cfg.llm_top_k)
+            sampler.add_top_p(cfg.llm_top_p, 1)
+            sampler.add_temp(cfg.llm_temperature)
+            sampler.add_dist(cfg.llm_seed)
+        return sampler
+
+    def _generate(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stops: Sequence[str],
+        grammar: str | None,
+        flag: threading.Event,
+        push: Push,
+    ) -> None:
+        t0 = time.perf_counter()
+        stats = CallStats()
+        self._stats = stats
+        try:
+            plan = self._cache.plan(prompt, self.n_ctx)
+            sampler = self._sampler(grammar)
+            self._apply(plan, stats, flag)
+            if flag.is_set():
+                stats.cancelled = True
+                return
+            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            matcher = StopMatcher(stops)
+            ctx = self._llama._ctx
+            split_char = False
+            for _ in range(max_tokens):
+                if self._llama.n_tokens >= self.n_ctx:
+                    break
+                token = sampler.sample(ctx, -1)
+                if self._lc.llama_vocab_is_eog(self._vocab, token):
+                    break
+                text = decoder.decode(self._llama.detokenize([token], special=True))
+                stats.generated_tokens += 1
+                out = matcher.feed(text)
+                if out:
+                    if not stats.first_token_s:
+                        stats.first_token_s = time.perf_counter() - t0
+                    push(out)
+                # Checkpoint the turn boundary now: the first piece is already on its way,
+                # and the state still holds exactly the prompt.
+                if stats.generated_tokens == 1:
+                    self._checkpoint()
+                if matcher.hit:
+                    break
+                if flag.is_set():
+                    stats.cancelled = True
+                    break
+                self._llama.eval([token])
+                self._cache.evaluated([token], text)
+                # Bytes of a character split across tokens are not text yet.
+                split_char = bool(decoder.getstate()[0])
+                if flag.is_set():
+                    stats.cancelled = True
+                    break
+            if split_char:
+                # The evaluated tokens end inside a character: mark the cache text so it
+                # never claims to spell a prompt that it does not.
+                self._cache.text += "\ufffd"
+            rest = matcher.flush()
+            if rest and not stats.cancelled:
+                push(rest)
+        finally:
+            stats.total_s = time.perf_counter() - t0
+
+    def stream(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 512,
+        stop: Sequence[str] = (),
+        grammar: str | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> AsyncIterator[str]:
+        stops = tuple(stop)
+
+        def worker(flag: threading.Event, push: Push) -> None:
+            self._generate(prompt, max_tokens, stops, grammar, flag, push)
+
+        return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
+
+    async def prefill(self, prompt: str) -> CallStats:
+        def run() -> CallStats:
+            t0 = time.perf_counter()
+            stats = CallStats()
+            self._stats = stats
+            plan = self._cache.plan(prompt, self.n_ctx)
+            self._apply(plan, stats, None)
+            self._checkpoint()
+            stats.total_s = time.perf_counter() - t0
+            return stats
+
+        result: CallStats = await call_in_thread(self._executor, self._locks.get(), run)
+        return result
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        self._cache.checkpoints.clear()
+        self._llama.close()

