@@ -113,7 +113,7 @@ def m001_create_tables(db: Database) -> None:
             created_at TEXT NOT NULL
         );
         CREATE INDEX checkpoints_session ON checkpoints(session_n, n);
-        """
+        """,
     )
 
 
@@ -138,7 +138,7 @@ def m002_notes_fts(db: Database) -> None:
             INSERT INTO notes_fts(rowid, text) VALUES (new.n, new.text);
         END;
         INSERT INTO notes_fts(notes_fts) VALUES ('rebuild');
-        """
+        """,
     )
 
 
@@ -157,7 +157,26 @@ def m003_turn_metrics(db: Database) -> None:
             created_at TEXT NOT NULL
         );
         CREATE INDEX turn_metrics_session ON turn_metrics(session_n, n);
+        """,
+    )
+
+
+@migrations()
+def m004_state_path_indexes(db: Database) -> None:
+    # Partial indexes whose WHERE matches the state path's queries word for word, so the
+    # pending and due lookups stay index-only at tens of thousands of tasks.
+    _script(
+        db,
         """
+        DROP INDEX IF EXISTS tasks_pending;
+        DROP INDEX IF EXISTS tasks_status;
+        CREATE INDEX tasks_pending_open ON tasks(pending, n)
+            WHERE pending != 'none' AND status != 'done';
+        CREATE INDEX tasks_due_open ON tasks(due) WHERE status != 'done';
+        CREATE INDEX tasks_status_n ON tasks(status, n);
+        CREATE INDEX tasks_updated ON tasks(updated_at);
+        CREATE INDEX reminders_open_due ON reminders(status, due);
+        """,
     )
 
 

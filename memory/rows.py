@@ -1,4 +1,4 @@
-"""Typed rows read from the store, and the helpers that keep ids and timestamps uniform.
+"""Typed rows read from the store, and the functions that keep ids and timestamps uniform.
 
 Every record has a short, stable, prefixed id (`task-12`, `ev-340`) built on an SQLite
 AUTOINCREMENT key, so ids are never reused even after a delete, and they are short enough to
@@ -76,8 +76,8 @@ def from_iso(value: str) -> datetime:
 def parse_when(value: str | datetime | None) -> str | None:
     """A user-supplied time (ISO date or datetime, or a datetime) as the stored UTC string.
 
-    A bare date means the end of that local day is not assumed: it is local midnight, the
-    start of the day, so "due 2026-09-01" shows up in that day's schedule.
+    Times without a zone are local time. A bare date is local midnight, the start of that
+    day, so "due 2026-09-01" shows up in that day's schedule.
     """
     if value is None or value == "":
         return None

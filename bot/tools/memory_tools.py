@@ -1,0 +1,307 @@
+"""Memory tools for the model: notes, search, tasks and reminders, in the "memory" group.
+
+Each tool has typed pydantic arguments (their JSON schema is what the model sees) and a
+handler over the store. A destructive tool never acts when the model calls it: it stores
+the exact parameters as an approval and answers "Approval needed". When the user says yes,
+`execute_approved` (or the state path, through `run_stored`) runs the stored parameters,
+never freshly generated ones, and only while the approval is pending and unexpired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.tools.base import Tool, ToolContext, ToolOutput
+from memory.db import NotFoundError
+from memory.rows import ApprovalRow, Hit, TaskRow, parse_when
+
+if TYPE_CHECKING:
+    from config import Settings
+    from memory.store import Store
+
+GROUP = "memory"
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SaveNoteArgs(_Args):
+    text: str = Field(min_length=1, description="The fact or note to remember, in full.")
+    kind: str = Field("note", description="A short category, e.g. note, preference, decision.")
+
+
+class SearchMemoryArgs(_Args):
+    query: str = Field(min_length=1, description="Words or an exact id/number to look for.")
+    kind: str | None = Field(None, description="Only notes of this category.")
+    since: str | None = Field(None, description="ISO date/time: only notes written at or after.")
+    until: str | None = Field(None, description="ISO date/time: only notes written before.")
+    limit: int = Field(5, ge=1, le=20)
+
+
+class CreateTaskArgs(_Args):
+    title: str = Field(min_length=1)
+    pending: Literal["none", "user", "assistant", "external"] = Field(
+        "none", description="Who the next step waits on: none, user, assistant or external."
+    )
+    due: str | None = Field(None, description="ISO date or date-time it is due, if any.")
+
+
+class TaskIdArgs(_Args):
+    task_id: str = Field(description="The task id, e.g. task-12.")
+
+
+class ListTasksArgs(_Args):
+    status: Literal["open", "blocked", "done", "unfinished", "all"] = "unfinished"
+    pending: Literal["none", "user", "assistant", "external"] | None = None
+    limit: int = Field(20, ge=1, le=100)
+
+
+class SetReminderArgs(_Args):
+    text: str = Field(min_length=1)
+    due: str = Field(description="ISO date-time, e.g. 2026-09-01T15:30.")
+
+
+class DeleteNoteArgs(_Args):
+    note_id: str = Field(description="The note id, e.g. note-12.")
+
+
+def _store(ctx: ToolContext) -> Store:
+    if ctx.store is None:
+        raise RuntimeError("no memory store is open")
+    store: Store = ctx.store
+    return store
+
+
+def _task_line(t: TaskRow) -> str:
+    waits = "" if t.pending == "none" else f", waiting on {t.pending}"
+    due = f", due {t.due}" if t.due else ""
+    return f"{t.id} [{t.status}{waits}{due}] {t.title}"
+
+
+def _hit_line(h: Hit) -> str:
+    return f"{h.id} ({h.kind}, {h.timestamp[:10]}, source {h.source or '-'}): {h.text}"
+
+
+def _when(value: str | None) -> datetime | None:
+    stamp = parse_when(value)
+    return datetime.fromisoformat(stamp).astimezone(UTC) if stamp else None
+
+
+# --- the actions, shared by the tool handlers and approved executions ------------------
+
+
+def save_note(args: SaveNoteArgs, store: Store, embedder: Any, source: str) -> ToolOutput:
+    embedding = None
+    if store.embedder is None and embedder is not None:
+        embedding = embedder.embed([args.text])[0]
+    note_id = store.add_note(args.text, kind=args.kind, source=source, embedding=embedding)
+    return ToolOutput(f"Saved {note_id}.", data={"id": note_id})
+
+
+def search_memory(args: SearchMemoryArgs, store: Store) -> ToolOutput:
+    kinds = [args.kind] if args.kind else None
+    hits = store.search(
+        args.query, kinds=kinds, since=_when(args.since), until=_when(args.until), limit=args.limit
+    )
+    if not hits:
+        # A scoped inability, not a confident negative (seed 000, retrieval miss).
+        return ToolOutput(
+            f"No notes matched '{args.query}'. Try exact keywords, another kind, or a wider "
+            "time range; this does not prove nothing was ever said.",
+            data={"hits": []},
+        )
+    return ToolOutput(
+        "\n".join(_hit_line(h) for h in hits),
+        data={"hits": [h.__dict__ for h in hits]},
+    )
+
+
+def create_task(args: CreateTaskArgs, store: Store, source: str) -> ToolOutput:
+    task_id = store.add_task(args.title, pending=args.pending, due=args.due, source=source)
+    row = store.get_task(task_id)
+    return ToolOutput(f"Created {_task_line(row) if row else task_id}.", data={"id": task_id})
+
+
+def complete_task(args: TaskIdArgs, store: Store) -> ToolOutput:
+    row = store.complete_task(args.task_id)
+    return ToolOutput(f"Done: {row.id} {row.title}.", data={"id": row.id})
+
+
+def list_tasks(args: ListTasksArgs, store: Store) -> ToolOutput:
+    status: list[str] | None
+    status = {"unfinished": ["open", "blocked"], "all": None}.get(args.status, [args.status])
+    rows = store.list_tasks(status=status, pending=args.pending, limit=args.limit)
+    table = {
+        "columns": ["id", "title", "status", "pending", "due"],
+        "rows": [[t.id, t.title, t.status, t.pending, t.due or ""] for t in rows],
+    }
+    if not rows:
+        return ToolOutput(f"No {args.status} tasks.", data=table)
+    return ToolOutput("\n".join(_task_line(t) for t in rows), data=table)
+
+
+def set_reminder(args: SetReminderArgs, store: Store) -> ToolOutput:
+    reminder_id = store.add_reminder(args.text, args.due)
+    row = store.get_reminder(reminder_id)
+    return ToolOutput(
+        f"Reminder {reminder_id} set for {row.due if row else args.due}: {args.text}.",
+        data={"id": reminder_id},
+    )
+
+
+def delete_note(args: DeleteNoteArgs, store: Store) -> ToolOutput:
+    note = store.get_note(args.note_id)
+    if note is None:
+        raise NotFoundError(f"no note {args.note_id}")
+    store.delete_note(note.id)
+    return ToolOutput(f"deleted {note.id} ({note.text[:60]})", data={"id": note.id})
+
+
+# Destructive actions, run only from a stored approval.
+_DESTRUCTIVE: dict[str, tuple[type[BaseModel], Callable[[Any, Store], ToolOutput]]] = {
+    "delete_note": (DeleteNoteArgs, delete_note),
+}
+
+
+def run_stored(approval: ApprovalRow, store: Store, settings: Settings) -> tuple[bool, str]:
+    """Run an approved action with its stored parameters: (ok, what happened)."""
+    entry = _DESTRUCTIVE.get(approval.tool)
+    if entry is None:
+        return False, f"{approval.tool} is not a memory action"
+    model, action = entry
+    try:
+        out = action(model.model_validate(approval.params), store)
+    except (NotFoundError, ValueError) as exc:
+        return False, str(exc)
+    return out.ok, out.content
+
+
+def execute_approved_sync(approval_id: str, ctx: ToolContext) -> ToolOutput:
+    store = _store(ctx)
+    approval = store.get_approval(approval_id)
+    if approval is None:
+        return ToolOutput(f"error: no approval {approval_id}", ok=False)
+    if approval.status != "pending":
+        return ToolOutput(f"error: approval {approval.id} is already {approval.status}", ok=False)
+    if approval.expired():
+        store.resolve_approval(approval.id, "expired", "execution came after expiry")
+        return ToolOutput(
+            f"error: approval {approval.id} expired at {approval.expires_at}; nothing was done. "
+            "Ask the user again if it is still wanted.",
+            ok=False,
+        )
+    try:
+        store.resolve_approval(approval.id, "approved")
+    except ValueError as exc:  # answered meanwhile: it runs at most once
+        return ToolOutput(f"error: {exc}", ok=False)
+    ok, what = run_stored(approval, store, ctx.settings)
+    store.resolve_approval(approval.id, "executed" if ok else "failed", what)
+    return ToolOutput(what if ok else f"error: {what}", ok=ok, data={"approval_id": approval.id})
+
+
+async def execute_approved(approval_id: str, ctx: ToolContext) -> ToolOutput:
+    """Execute an approval the user confirmed: exactly the stored tool and parameters."""
+    return execute_approved_sync(approval_id, ctx)
+
+
+# --- tool handlers ---------------------------------------------------------------------
+
+
+def _source(ctx: ToolContext) -> str:
+    return f"session {ctx.session_id}" if ctx.session_id else "assistant"
+
+
+async def _save_note(args: SaveNoteArgs, ctx: ToolContext) -> ToolOutput:
+    return save_note(args, _store(ctx), ctx.embedder, _source(ctx))
+
+
+async def _search_memory(args: SearchMemoryArgs, ctx: ToolContext) -> ToolOutput:
+    return search_memory(args, _store(ctx))
+
+
+async def _create_task(args: CreateTaskArgs, ctx: ToolContext) -> ToolOutput:
+    return create_task(args, _store(ctx), "assistant")
+
+
+async def _complete_task(args: TaskIdArgs, ctx: ToolContext) -> ToolOutput:
+    return complete_task(args, _store(ctx))
+
+
+async def _list_tasks(args: ListTasksArgs, ctx: ToolContext) -> ToolOutput:
+    return list_tasks(args, _store(ctx))
+
+
+async def _set_reminder(args: SetReminderArgs, ctx: ToolContext) -> ToolOutput:
+    return set_reminder(args, _store(ctx))
+
+
+async def _request_delete_note(args: DeleteNoteArgs, ctx: ToolContext) -> ToolOutput:
+    store = _store(ctx)
+    note = store.get_note(args.note_id)
+    if note is None:
+        return ToolOutput(f"error: no note {args.note_id}; nothing to delete", ok=False)
+    params = args.model_dump()
+    ttl = ctx.settings.tools.approval_ttl_s
+    approval_id = store.request_approval(
+        "delete_note", params, requester=ctx.session_id or "assistant", ttl_s=ttl
+    )
+    return ToolOutput(
+        f"Approval needed: delete {note.id} ('{note.text[:80]}'). Ask the user to confirm; "
+        f"approval {approval_id} expires in {ttl} seconds.",
+        data={"approval_id": approval_id, "tool": "delete_note", "params": params},
+    )
+
+
+def memory_tools() -> list[Tool]:
+    """The memory group, in the order the model sees them."""
+    return [
+        Tool(
+            "save_note",
+            "Remember a fact, preference or decision for later sessions.",
+            SaveNoteArgs,
+            _save_note,
+            GROUP,
+        ),
+        Tool(
+            "search_memory",
+            "Search saved notes by meaning and by exact words (ids, numbers, names).",
+            SearchMemoryArgs,
+            _search_memory,
+            GROUP,
+        ),
+        Tool(
+            "create_task",
+            "Add a task; say who it waits on with `pending`.",
+            CreateTaskArgs,
+            _create_task,
+            GROUP,
+        ),
+        Tool("complete_task", "Mark a task done by id.", TaskIdArgs, _complete_task, GROUP),
+        Tool(
+            "list_tasks",
+            "List tasks by status and by who they wait on.",
+            ListTasksArgs,
+            _list_tasks,
+            GROUP,
+        ),
+        Tool(
+            "set_reminder",
+            "Set a reminder at an ISO date-time.",
+            SetReminderArgs,
+            _set_reminder,
+            GROUP,
+        ),
+        Tool(
+            "delete_note",
+            "Delete a saved note by id. Needs the user's confirmation.",
+            DeleteNoteArgs,
+            _request_delete_note,
+            GROUP,
+            destructive=True,
+        ),
+    ]

@@ -1,0 +1,181 @@
+"""The next session's memory briefing: what was going on last time, within the briefing budget.
+
+It reads the previous session's tier-3 checkpoint (written on disconnect or clean shutdown).
+When there is none, because the process was killed mid-session, it rebuilds the same fields
+from the event log, which is written before anything else happens, so no completed turn is
+lost. Open tasks, waiting approvals and recent notes come from their typed tables. Lines are
+added in order of importance until the token budget is spent, so the most important survive
+a small window.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from compaction.checkpoint import Checkpoint, merge
+from compaction.protected import LogEntry, entry_from_event, extract, first_request
+from memory.rows import SessionRow
+from memory.store import Store
+
+TAIL_ENTRIES = 4
+NOTES_LIMIT = 5
+LINE_CHARS = 240
+MODEL_KINDS = ("user", "assistant", "state_answer", "tool_call", "tool_result")
+
+
+@dataclass
+class Briefing:
+    """The briefing text, what it cost, and where every line came from."""
+
+    text: str
+    tokens: int
+    source_ids: list[str] = field(default_factory=list)
+    session_id: str = ""
+    checkpoint_id: str = ""
+    rebuilt_from_log: bool = False
+    dropped: int = 0
+
+
+@dataclass
+class PreviousSession:
+    """The last session's state as the loader reconstructed it."""
+
+    session: SessionRow | None
+    checkpoint: Checkpoint
+    tail: list[LogEntry]
+    checkpoint_id: str = ""
+    rebuilt_from_log: bool = False
+
+
+def _clip(text: str, chars: int = LINE_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def previous_session(store: Store, current_session_id: str | None = None) -> PreviousSession:
+    """The latest finished (or crashed) session other than the current one."""
+    prev = store.last_session(exclude=current_session_id)
+    if prev is None:
+        row = store.latest_checkpoint()
+        if row is None:
+            return PreviousSession(None, Checkpoint(), [])
+        return PreviousSession(None, Checkpoint.from_json(row.data), [], row.id)
+    row = store.latest_checkpoint(prev.id)
+    if row is not None and row.tier == 3:
+        cp = Checkpoint.from_json(row.data)
+        tail = _tail_from_ids(store, row.tail_event_ids)
+        return PreviousSession(prev, cp, tail, row.id)
+    # No tier-3 record: the session did not close cleanly. The event log is the source.
+    events = store.events(prev.id, kinds=MODEL_KINDS)
+    entries = [entry_from_event(e.id, e.kind, e.content, e.name) for e in events]
+    rebuilt = extract(entries)
+    rebuilt.goal = first_request(entries)
+    if entries:
+        rebuilt.covers = [entries[0].id, entries[-1].id]
+    rebuilt.turns = sum(1 for e in entries if e.kind == "user")
+    earlier = Checkpoint.from_json(row.data) if row is not None else Checkpoint()
+    if row is not None and not rebuilt.summary:
+        rebuilt.summary = row.summary or earlier.summary
+    cp = merge(earlier, rebuilt) if row is not None else rebuilt
+    if not events and row is None:
+        # An empty session (opened and closed at once): fall back to the latest checkpoint.
+        older = store.latest_checkpoint()
+        if older is not None:
+            return PreviousSession(prev, Checkpoint.from_json(older.data), [], older.id)
+    tail = [e for e in entries if e.kind in ("user", "assistant") and e.text.strip()]
+    return PreviousSession(prev, cp, tail[-TAIL_ENTRIES:], row.id if row is not None else "", True)
+
+
+def _tail_from_ids(store: Store, ids: list[str]) -> list[LogEntry]:
+    out: list[LogEntry] = []
+    for event_id in ids:
+        ev = store.get_event(event_id)
+        if ev is not None and ev.kind in ("user", "assistant") and ev.content.strip():
+            out.append(entry_from_event(ev.id, ev.kind, ev.content, ev.name))
+    return out[-TAIL_ENTRIES:]
+
+
+def _recent_notes(store: Store, limit: int) -> list[tuple[str, str]]:
+    return [(n.id, n.text) for n in store.recent_notes(limit=limit)]
+
+
+def briefing_lines(store: Store, prev: PreviousSession) -> list[tuple[str, list[str]]]:
+    """Candidate lines with their source ids, most important first."""
+    cp = prev.checkpoint
+    lines: list[tuple[str, list[str]]] = []
+    src = [prev.checkpoint_id] if prev.checkpoint_id else []
+    if prev.session is not None:
+        how = "ended unexpectedly" if prev.rebuilt_from_log else "ended"
+        lines.append((f"Last conversation ({prev.session.started_at[:16]} UTC, {how}):", src))
+    elif not cp.is_empty():
+        lines.append(("Earlier conversation:", src))
+    if cp.summary:
+        lines.append((f"Summary: {_clip(cp.summary, 400)}", src))
+    if cp.goal:
+        lines.append((f"Goal: {_clip(cp.goal)}", src))
+    tail = prev.tail
+    unanswered = tail[-1] if tail and tail[-1].kind == "user" else None
+    for entry in (tail[:-1] if unanswered else tail)[-2:]:
+        who = "User" if entry.kind == "user" else "Annie"
+        lines.append((f"{who} said last: {_clip(entry.text, 160)}", [entry.id]))
+    if unanswered is not None:
+        lines.append((f"Unanswered when it ended: {_clip(unanswered.text, 160)}", [unanswered.id]))
+    for c in cp.corrections:
+        lines.append((f"Correction: {c}", src))
+    for task in store.pending_tasks(limit=10):
+        lines.append((f"Pending ({task.pending}): {task.id} {task.title}", [task.id]))
+    for appr in store.pending_approvals():
+        params = json.dumps(appr.params, ensure_ascii=False, sort_keys=True)
+        lines.append((f"Waiting for approval: {appr.id} {appr.tool} {params}", [appr.id]))
+    for c in cp.commitments:
+        lines.append((f"Promised: {c}", src))
+    for f in cp.facts:
+        lines.append((f"User said: {f}", src))
+    for note_id, text in _recent_notes(store, NOTES_LIMIT):
+        lines.append((f"Note: {_clip(text)}", [note_id]))
+    for note in cp.notes:
+        lines.append((f"Note: {note}", src))
+    for q in cp.open_questions:
+        lines.append((f"Open question: {q}", src))
+    for d in cp.decisions:
+        lines.append((f"Decided: {d}", src))
+    if cp.ids:
+        lines.append((f"Ids mentioned: {', '.join(cp.ids)}", src))
+    return lines
+
+
+def build_briefing(
+    store: Store,
+    *,
+    budget: int,
+    count: Callable[[str], int],
+    current_session_id: str | None = None,
+) -> Briefing:
+    """The memory briefing for a new session, at most `budget` tokens as `count` measures."""
+    prev = previous_session(store, current_session_id)
+    kept: list[str] = []
+    sources: list[str] = []
+    dropped = 0
+    seen: set[str] = set()
+    for line, ids in briefing_lines(store, prev):
+        if line in seen:
+            continue
+        seen.add(line)
+        candidate = "\n".join([*kept, line])
+        if count(candidate) > budget:
+            dropped += 1
+            continue
+        kept.append(line)
+        sources.extend(i for i in ids if i and i not in sources)
+    text = "\n".join(kept)
+    return Briefing(
+        text=text,
+        tokens=count(text) if text else 0,
+        source_ids=sources,
+        session_id=prev.session.id if prev.session else "",
+        checkpoint_id=prev.checkpoint_id,
+        rebuilt_from_log=prev.rebuilt_from_log,
+        dropped=dropped,
+    )

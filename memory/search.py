@@ -1,0 +1,314 @@
+"""Notes and hybrid search: FTS5 bm25 and embedding cosine, merged by reciprocal-rank fusion.
+
+Each note's embedding is computed once, when it is written, and stored beside it. Searching
+embeds only the query; the stored vectors are read into one in-memory matrix the first time
+and kept in step with later writes (this connection's writes update it directly; another
+process's writes are noticed by the table's row count and highest id).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.db import NotFoundError, guarded
+from memory.rows import Hit, NoteRow, make_id, parse_id, to_iso, utc_now
+from memory.vectors import VectorsMixin, to_blob
+
+# Reciprocal-rank fusion constant; 60 is the customary choice and damps the
+# difference between rank 1 and rank 2 of either list.
+RRF_K = 60
+# How many candidates each method contributes before fusion.
+CANDIDATES = 50
+
+_TERM = re.compile(r"\w[\w\-./:#]*\w|\w", re.UNICODE)
+
+
+class EmbedderLike(Protocol):
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+# Function words match nearly every note; with OR semantics they would let a note that shares
+# only "the" outrank a true paraphrase in the fused list. Dropped unless nothing else is left.
+# fmt: off
+STOPWORDS = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do",
+    "does", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how", "i", "if",
+    "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "she",
+    "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "those", "to", "too", "was", "we", "were", "what", "when", "where", "which", "who", "whom",
+    "why", "will", "with", "would", "you", "your", "about", "any", "anything", "something",
+    "get", "got", "tell", "show", "find",
+])
+# fmt: on
+
+
+def fts_query(text: str) -> str:
+    """A safe FTS5 MATCH expression: content terms quoted, joined by OR.
+
+    Quoting makes FTS5 syntax characters inert; a term such as `INV-48213` stays a phrase
+    ("inv 48213") so an exact identifier matches exactly.
+    """
+    terms = [t.replace('"', "") for t in _TERM.findall(text)]
+    content = [t for t in terms if t.lower() not in STOPWORDS]
+    return " OR ".join(f'"{t}"' for t in (content or terms) if t)
+
+
+class NotesMixin(VectorsMixin):
+    embedder: EmbedderLike | None
+
+    def _init_notes(self, embedder: EmbedderLike | None) -> None:
+        self.embedder = embedder
+        self._vectors = None
+
+    # --- writing ------------------------------------------------------------------------
+
+    def add_note(
+        self,
+        text: str,
+        kind: str = "note",
+        source: str = "",
+        embedding: npt.NDArray[np.float32] | None = None,
+    ) -> str:
+        """Store a note with its embedding (given, or computed once by the store's embedder)."""
+        text = text.strip()
+        if not text:
+            raise ValueError("a note needs some text")
+        if embedding is None and self.embedder is not None:
+            # Embedded before taking the store lock: other readers need not wait on the model.
+            embedding = self.embedder.embed([text])[0]
+        return self.add_notes(
+            [{"text": text, "kind": kind, "source": source}],
+            None if embedding is None else np.asarray(embedding, np.float32).reshape(1, -1),
+        )[0]
+
+    def add_notes(
+        self,
+        rows: Sequence[dict[str, Any]],
+        embeddings: npt.NDArray[np.float32] | None = None,
+    ) -> list[str]:
+        """Insert many notes in one transaction; `embeddings` has one row per note, in order."""
+        if embeddings is None and self.embedder is not None and rows:
+            embeddings = self.embedder.embed([str(r["text"]) for r in rows])
+        if embeddings is not None and len(embeddings) != len(rows):
+            raise ValueError(f"{len(rows)} notes but {len(embeddings)} embeddings")
+        return self._insert_notes(rows, embeddings)
+
+    @guarded
+    def _insert_notes(
+        self, rows: Sequence[dict[str, Any]], embeddings: npt.NDArray[np.float32] | None
+    ) -> list[str]:
+        for r in rows:
+            if not str(r["text"]).strip():
+                raise ValueError("a note needs some text")
+        created = to_iso(utc_now())
+        ns: list[int] = []
+        with self._write() as c:
+            for i, r in enumerate(rows):
+                blob = to_blob(embeddings[i]) if embeddings is not None else None
+                cur = c.execute(
+                    "INSERT INTO notes (kind, source, text, embedding, created_at)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (r.get("kind", "note"), r.get("source", ""), str(r["text"]), blob, created),
+                )
+                ns.append(int(cur.lastrowid or 0))
+        self._vectors_written(
+            ns,
+            None if embeddings is None else np.asarray(embeddings, np.float32),
+            [r.get("kind", "note") for r in rows],
+            created,
+        )
+        return [make_id("notes", n) for n in ns]
+
+    @guarded
+    def get_note(self, note_id: str) -> NoteRow | None:
+        row = self._one(
+            "SELECT n, kind, source, text, created_at FROM notes WHERE n = ?",
+            (parse_id("notes", note_id),),
+        )
+        if row is None:
+            return None
+        return NoteRow(
+            make_id("notes", row["n"]), row["kind"], row["source"], row["text"], row["created_at"]
+        )
+
+    @guarded
+    def recent_notes(self, limit: int = 5) -> list[NoteRow]:
+        """The newest notes, newest first (the next session's briefing lists them)."""
+        rows = self._all(
+            "SELECT n, kind, source, text, created_at FROM notes ORDER BY n DESC LIMIT ?",
+            (int(limit),),
+        )
+        return [
+            NoteRow(make_id("notes", r["n"]), r["kind"], r["source"], r["text"], r["created_at"])
+            for r in rows
+        ]
+
+    @guarded
+    def delete_note(self, note_id: str) -> None:
+        n = parse_id("notes", note_id)
+        with self._write() as c:
+            cur = c.execute("DELETE FROM notes WHERE n = ?", (n,))
+        if cur.rowcount == 0:
+            raise NotFoundError(f"no note {make_id('notes', n)}")
+        self._vectors_deleted(n)
+
+    # --- searching ----------------------------------------------------------------------
+
+    def _filters(
+        self, kinds: Iterable[str] | None, since: datetime | None, until: datetime | None
+    ) -> tuple[str, list[Any]]:
+        where: list[str] = []
+        params: list[Any] = []
+        if kinds is not None:
+            kind_list = list(kinds)
+            where.append(f"notes.kind IN ({', '.join('?' for _ in kind_list)})")
+            params.extend(kind_list)
+        if since is not None:
+            where.append("notes.created_at >= ?")
+            params.append(to_iso(since))
+        if until is not None:
+            where.append("notes.created_at < ?")
+            params.append(to_iso(until))
+        return "".join(f" AND {w}" for w in where), params
+
+    def _rank_fts(
+        self,
+        query: str,
+        kinds: list[str] | None,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """(note key, -bm25) best first; FTS5 ranks and cuts before any row is read."""
+        match = fts_query(query)
+        if not match:
+            return []
+        extra, params = self._filters(kinds, since, until)
+        if extra:
+            sql = (
+                "SELECT notes_fts.rowid AS n, bm25(notes_fts) AS rank FROM notes_fts"
+                " JOIN notes ON notes.n = notes_fts.rowid"
+                f" WHERE notes_fts MATCH ?{extra} ORDER BY rank LIMIT ?"
+            )
+        else:
+            sql = (
+                "SELECT rowid AS n, rank FROM notes_fts WHERE notes_fts MATCH ?"
+                " ORDER BY rank LIMIT ?"
+            )
+        rows = self._all(sql, [match, *params, int(limit)])
+        return [(int(r["n"]), -float(r["rank"])) for r in rows]
+
+    def _query_vector(self, query: str | npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        if not isinstance(query, str):
+            return np.asarray(query, dtype=np.float32).reshape(-1)
+        if self.embedder is None:
+            raise ValueError("semantic search needs an embedder: Store(path, embedder=...)")
+        return self.embedder.embed([query])[0]
+
+    @guarded
+    def search_fts(
+        self,
+        query: str,
+        *,
+        kinds: Iterable[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 10,
+    ) -> list[Hit]:
+        """Lexical search: FTS5 bm25 (score = -bm25, higher is better)."""
+        kind_list = list(kinds) if kinds is not None else None
+        return self._hits(self._rank_fts(query, kind_list, since, until, limit))
+
+    @guarded
+    def search_semantic(
+        self,
+        query: str | npt.NDArray[np.float32],
+        *,
+        kinds: Iterable[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 10,
+    ) -> list[Hit]:
+        """Cosine similarity between the query (text or its embedding) and stored embeddings."""
+        qvec = self._query_vector(query)
+        kind_list = list(kinds) if kinds is not None else None
+        return self._hits(self._rank_semantic(qvec, kind_list, since, until, limit))
+
+    def search(
+        self,
+        query: str,
+        *,
+        kinds: Iterable[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 10,
+        vector: npt.NDArray[np.float32] | None = None,
+    ) -> list[Hit]:
+        """Hybrid search: bm25 and cosine candidates merged by reciprocal-rank fusion.
+
+        The query is embedded once (or `vector` is its embedding, already computed), outside
+        the store lock. With no embedder and no vector this is lexical search alone.
+        """
+        qvec: npt.NDArray[np.float32] | None = None
+        if vector is not None or self.embedder is not None:
+            qvec = self._query_vector(vector if vector is not None else query)
+        return self._fused(
+            query, qvec, list(kinds) if kinds is not None else None, since, until, limit
+        )
+
+    @guarded
+    def _fused(
+        self,
+        query: str,
+        qvec: npt.NDArray[np.float32] | None,
+        kinds: list[str] | None,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+    ) -> list[Hit]:
+        pool = max(CANDIDATES, limit)
+        lexical = self._rank_fts(query, kinds, since, until, pool)
+        if qvec is None:
+            return self._hits(lexical[:limit])
+        semantic = self._rank_semantic(qvec, kinds, since, until, pool)
+        fused: dict[int, float] = {}
+        for ranked in (lexical, semantic):
+            for rank, (n, _) in enumerate(ranked, start=1):
+                fused[n] = fused.get(n, 0.0) + 1.0 / (RRF_K + rank)
+        # Ties (rare) go to the older note, so the order is stable run to run.
+        order = sorted(fused, key=lambda n: (-fused[n], n))[:limit]
+        # Only the final hits are read from the table.
+        return self._hits([(n, fused[n]) for n in order])
+
+    # --- the embedding matrix -----------------------------------------------------------
+
+    def _hits(self, picked: list[tuple[int, float]]) -> list[Hit]:
+        if not picked:
+            return []
+        ns = [n for n, _ in picked]
+        rows = self._all(
+            "SELECT n, kind, source, text, created_at FROM notes"
+            f" WHERE n IN ({', '.join('?' for _ in ns)})",
+            ns,
+        )
+        by_n = {r["n"]: r for r in rows}
+        return [
+            Hit(
+                make_id("notes", n),
+                by_n[n]["source"],
+                by_n[n]["kind"],
+                by_n[n]["text"],
+                by_n[n]["created_at"],
+                s,
+            )
+            for n, s in picked
+            if n in by_n
+        ]

@@ -1,0 +1,177 @@
+"""The in-memory matrix of stored note embeddings, kept in step with the file.
+
+The vectors are read from the notes table once (they were computed when each note was
+written) and updated in place by this connection's writes; another process's writes are
+noticed by the table's row count and highest key, both cheap to read at any size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.db import StoreBase
+from memory.rows import to_iso
+
+
+@dataclass
+class _Vectors:
+    """The in-memory copy of the stored embeddings, with what filters need beside them.
+
+    `seen_rows` and `seen_max` are the notes table's row count and highest key as of this
+    copy (all notes, embedded or not): both are cheap to read, and a mismatch means another
+    connection wrote or deleted notes since.
+    """
+
+    ns: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    kinds: npt.NDArray[np.str_]
+    created: npt.NDArray[np.str_]
+    seen_rows: int
+    seen_max: int
+
+    @property
+    def count(self) -> int:
+        return int(self.ns.size)
+
+
+def _empty_vectors() -> _Vectors:
+    return _Vectors(
+        np.zeros(0, np.int64),
+        np.zeros((0, 0), np.float32),
+        np.zeros(0, "<U1"),
+        np.zeros(0, "<U1"),
+        0,
+        0,
+    )
+
+
+def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
+    return np.asarray(vector, dtype=np.float32).reshape(-1).tobytes()
+
+
+class VectorsMixin(StoreBase):
+    _vectors: _Vectors | None
+
+    def _vectors_written(
+        self,
+        ns: list[int],
+        matrix: npt.NDArray[np.float32] | None,
+        kinds: list[str],
+        created: str,
+    ) -> None:
+        """Notes this connection just inserted (with their embeddings, if any)."""
+        if self._vectors is None or not ns:
+            return
+        if matrix is not None:
+            self._append_vectors(ns, matrix, kinds, [created] * len(ns))
+        v = self._vectors
+        v.seen_rows += len(ns)
+        v.seen_max = max(v.seen_max, *ns)
+
+    def _vectors_deleted(self, n: int) -> None:
+        """A note this connection just deleted."""
+        v = self._vectors
+        if v is None:
+            return
+        keep = v.ns != n
+        self._vectors = _Vectors(
+            v.ns[keep], v.matrix[keep], v.kinds[keep], v.created[keep], v.seen_rows - 1, v.seen_max
+        )
+
+    def _rank_semantic(
+        self,
+        qvec: npt.NDArray[np.float32],
+        kinds: list[str] | None,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """(note key, cosine) best first, over the in-memory matrix."""
+        v = self._current_vectors()
+        if v.count == 0:
+            return []
+        # einsum's own loop, not BLAS: one 10,000 x 384 product takes well under a millisecond
+        # on one core, while a multi-threaded BLAS call stalls for tens of milliseconds
+        # whenever the other cores are busy (the usual case beside speech and the model).
+        scores = np.einsum("ij,j->i", v.matrix, qvec)
+        if kinds is not None or since is not None or until is not None:
+            # Filter by masking scores: indexing the matrix would copy all of it per query.
+            mask = np.ones(v.count, dtype=bool)
+            if kinds is not None:
+                mask &= np.isin(v.kinds, kinds)
+            if since is not None:
+                mask &= v.created >= to_iso(since)
+            if until is not None:
+                mask &= v.created < to_iso(until)
+            scores = np.where(mask, scores, -np.inf)
+            available = int(mask.sum())
+        else:
+            available = v.count
+        k = min(limit, available)
+        if k == 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return [(int(v.ns[i]), float(scores[i])) for i in top]
+
+    def _current_vectors(self) -> _Vectors:
+        """The matrix, brought up to date with the file (called under the store lock)."""
+        # count(*) reads the small kind index and max(n) the end of the key: both stay cheap
+        # at any size, unlike a scan of the embedding column.
+        stats = self._one("SELECT count(*) AS c, coalesce(max(n), 0) AS m FROM notes")
+        rows_now, max_now = (int(stats["c"]), int(stats["m"])) if stats is not None else (0, 0)
+        v = self._vectors
+        if v is not None and (v.seen_rows, v.seen_max) == (rows_now, max_now):
+            return v
+        if v is None or rows_now != v.seen_rows + self._count_after(v.seen_max):
+            # Nothing loaded yet, or notes were deleted elsewhere: read everything.
+            self._vectors = v = _empty_vectors()
+        rows = self._all(
+            "SELECT n, kind, created_at, embedding FROM notes"
+            " WHERE n > ? AND embedding IS NOT NULL ORDER BY n",
+            (v.seen_max,),
+        )
+        if rows:
+            matrix = np.vstack([np.frombuffer(r["embedding"], dtype=np.float32) for r in rows])
+            self._append_vectors(
+                [int(r["n"]) for r in rows],
+                matrix,
+                [r["kind"] for r in rows],
+                [r["created_at"] for r in rows],
+            )
+        v = self._vectors
+        assert v is not None
+        v.seen_rows, v.seen_max = rows_now, max_now
+        return v
+
+    def _count_after(self, n: int) -> int:
+        row = self._one("SELECT count(*) AS c FROM notes WHERE n > ?", (n,))
+        return int(row["c"]) if row is not None else 0
+
+    def _append_vectors(
+        self,
+        ns: list[int],
+        matrix: npt.NDArray[np.float32],
+        kinds: list[str],
+        created: list[str],
+    ) -> None:
+        v = self._vectors
+        if v is None or not ns:
+            # Not loaded yet: the first search reads everything from the file.
+            return
+        if v.count and matrix.shape[1] != v.matrix.shape[1]:
+            raise ValueError(
+                f"embedding has {matrix.shape[1]} dimensions; stored notes have {v.matrix.shape[1]}"
+            )
+        self._vectors = _Vectors(
+            np.concatenate([v.ns, np.asarray(ns, np.int64)]),
+            np.vstack([v.matrix, matrix]) if v.count else np.array(matrix, np.float32),
+            np.concatenate([v.kinds, np.asarray(kinds)]),
+            np.concatenate([v.created, np.asarray(created)]),
+            v.seen_rows,
+            v.seen_max,
+        )

@@ -1,0 +1,149 @@
+"""The store's records on a real SQLite file: sessions, events, tasks, reminders, approvals,
+checkpoints, turn metrics and the work index."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory.db import NotFoundError
+from memory.store import Store
+
+
+def test_events_are_append_only_whole_and_ordered(store: Store) -> None:
+    sid = store.start_session({"front_end": "test"})
+    big = "x" * 200_000  # a tool result is stored whole, however large
+    ids = [
+        store.append_event(sid, "user", "what's on my list?", turn_id="t1", role="user", tokens=7),
+        store.append_event(sid, "tool_call", {"name": "list_tasks", "arguments": {}}, turn_id="t1"),
+        store.append_event(sid, "tool_result", big, turn_id="t1", name="list_tasks", call_id="c1"),
+        store.append_event(sid, "assistant", "Two tasks.", turn_id="t1", role="assistant"),
+    ]
+    assert len(set(ids)) == 4
+    result = store.get_event(ids[2])
+    assert result is not None and result.content == big and result.call_id == "c1"
+    assert [e.id for e in store.events(sid)] == ids
+    assert [e.kind for e in store.events(sid, kinds=["tool_result"])] == ["tool_result"]
+    assert [e.id for e in store.events(since=ids[1])] == ids[2:]
+    assert [e.id for e in store.events(sid, limit=2, newest_first=True)] == ids[:1:-1]
+    assert store.events(turn_id="t1")[0].tokens == 7
+
+
+def test_event_for_unknown_session_is_refused(store: Store) -> None:
+    with pytest.raises(NotFoundError, match="sess-99"):
+        store.append_event("sess-99", "user", "hi")
+    with pytest.raises(ValueError, match="bad event kind"):
+        store.append_event(store.start_session(), "User Message", "hi")
+
+
+def test_sessions_and_last_session(store: Store) -> None:
+    first = store.start_session({"n": 1})
+    store.end_session(first)
+    second = store.start_session()
+    last = store.last_session(exclude=second)
+    assert last is not None and last.id == first and last.ended_at is not None
+    assert last.meta == {"n": 1}
+    newest = store.last_session()
+    assert newest is not None and newest.id == second
+
+
+def test_tasks_lifecycle_and_validation(store: Store) -> None:
+    t = store.add_task("file taxes", pending="user", due="2026-04-15")
+    row = store.get_task(t)
+    assert row is not None and row.pending == "user" and row.status == "open"
+    assert row.due is not None and row.due.startswith("2026-04-1")
+    done = store.complete_task(t)
+    assert done.status == "done" and done.pending == "none"
+    assert store.pending_tasks() == []
+    with pytest.raises(ValueError, match="pending must be one of"):
+        store.add_task("x", pending="maybe")
+    with pytest.raises(ValueError, match="not an ISO date"):
+        store.add_task("x", due="next tuesday")
+    with pytest.raises(NotFoundError, match="task-99"):
+        store.complete_task("task-99")
+    with pytest.raises(ValueError, match="not a task id"):
+        store.complete_task("banana")
+    assert [r.title for r in store.list_tasks()] == ["file taxes"]
+
+
+def test_ids_are_never_reused_after_delete(store: Store) -> None:
+    a = store.add_note("first")
+    store.delete_note(a)
+    b = store.add_note("second")
+    assert a != b
+    with pytest.raises(NotFoundError):
+        store.delete_note(a)
+
+
+def test_reminders_between(store: Store) -> None:
+    base = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
+    early = store.add_reminder("stand-up", base)
+    store.add_reminder("dentist", base + timedelta(days=1))
+    hits = store.reminders_between(base - timedelta(hours=1), base + timedelta(hours=1))
+    assert [r.id for r in hits] == [early]
+
+
+def test_approvals_keep_exact_params_and_expire(store: Store) -> None:
+    params = {"note_id": "note-7", "nested": {"a": [1, 2.5, "ü"]}}
+    now = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
+    a = store.request_approval("delete_note", params, "sess-1", ttl_s=60, now=now)
+    row = store.get_approval(a)
+    assert row is not None and row.params == params and row.status == "pending"
+    assert [r.id for r in store.pending_approvals(now + timedelta(seconds=59))] == [a]
+    assert store.pending_approvals(now + timedelta(seconds=61)) == []
+    assert row.expired(now + timedelta(seconds=61))
+    store.resolve_approval(a, "declined")
+    with pytest.raises(ValueError, match="is declined"):
+        store.resolve_approval(a, "approved")
+
+
+def test_checkpoints_and_turn_metrics(store: Store) -> None:
+    sid = store.start_session()
+    assert store.latest_checkpoint(sid) is None
+    store.save_checkpoint(sid, 2, {"goal": "plan trip"}, "older", ["ev-1"])
+    c = store.save_checkpoint(sid, 2, {"goal": "plan trip", "decisions": ["train"]}, "s", ["ev-2"])
+    latest = store.latest_checkpoint(sid)
+    assert latest is not None and latest.id == c and latest.data["decisions"] == ["train"]
+    assert latest.tail_event_ids == ["ev-2"]
+    store.record_turn_metrics(sid, "t1", {"state": 0.4}, "state")
+    assert store.turn_metrics(sid)[0].path == "state"
+
+
+def test_work_index_lanes(store: Store) -> None:
+    now = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
+    active = store.add_task("write report")
+    blocked = store.add_task("ship release", status="blocked", pending="external")
+    mine = store.add_task("approve budget", pending="user", due=now + timedelta(hours=2))
+    done = store.add_task("old thing", pending="user")
+    store.complete_task(done)
+    rem = store.add_reminder("call mom", now + timedelta(hours=1))
+    index = store.work_index(now=now)
+    assert [t.id for t in index.active] == [active, mine]
+    assert [t.id for t in index.blocked] == [blocked] and index.blocked_count == 1
+    assert [t.id for t in index.pending_user] == [mine]
+    assert [t.id for t in index.pending_others] == [blocked]
+    assert [s.id for s in index.next_scheduled] == [rem, mine]
+    assert done not in index.source_ids()
+    assert index.updated_at is not None and index.as_of.startswith("2026-09-01T12:00")
+
+
+def test_in_memory_store() -> None:
+    with Store() as s:
+        s.add_task("x", pending="assistant")
+        assert s.count_tasks()["assistant"] == 1
+        assert s.path_label == ":memory:"
+
+
+def test_store_on_a_folder_is_a_clear_error(tmp_path: Path) -> None:
+    from memory.db import StoreError
+
+    with pytest.raises(StoreError, match="is a folder"):
+        Store(tmp_path)
+
+
+def test_recent_notes_newest_first(store: Store) -> None:
+    ids = [store.add_note(f"note {i}") for i in range(4)]
+    store.delete_note(ids[3])
+    assert [n.id for n in store.recent_notes(limit=2)] == [ids[2], ids[1]]
