@@ -18,7 +18,9 @@ COMMANDS = ["serve", "chat", "ask", "tasks", "replay", "doctor", "bench"]
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(prog="python -m bot", description="Annie, a local voice assistant")
+    parser = argparse.ArgumentParser(
+        prog="python -m bot", description="Annie, a local voice assistant"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
     for name in COMMANDS:

@@ -1,4 +1,4 @@
-"""Annie's configuration: `default.toml`, then `$ANNIE_HOME/config.toml`, then `ANNIE_*` variables."""
+"""Annie's configuration: default.toml, then $ANNIE_HOME/config.toml, then ANNIE_* variables."""
 
 from config.settings import ConfigError, Settings, annie_home, load_settings
 

@@ -158,7 +158,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 
 
-def _check_keys(data: dict[str, Any], model: type[BaseModel], origin: str, prefix: str = "") -> None:
+def _check_keys(
+    data: dict[str, Any], model: type[BaseModel], origin: str, prefix: str = ""
+) -> None:
     for key, value in data.items():
         field = model.model_fields.get(key)
         dotted = f"{prefix}{key}"

@@ -49,12 +49,23 @@ class SentenceEmbedder(Embedder):
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        import torch
+
         with self._lock:
-            out = self._model.encode(
-                list(texts),
-                batch_size=32,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            # A query or two is latency-bound: one thread avoids contending with the other
+            # engines for the cores (measured 34 ms vs 239 ms median on a busy 2-core box).
+            # Batches keep every thread.
+            threads = torch.get_num_threads()
+            if len(texts) <= 4:
+                torch.set_num_threads(1)
+            try:
+                out = self._model.encode(
+                    list(texts),
+                    batch_size=32,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                torch.set_num_threads(threads)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)

@@ -26,7 +26,7 @@ class ToolOutput:
 
 @dataclass
 class ToolContext:
-    """What a handler may use. `store` is a memory.store.Store; `embedder` a models.base.Embedder."""
+    """What a handler may use: `store` is a memory Store, `embedder` a models.base.Embedder."""
 
     settings: Settings
     store: Any = None
@@ -64,7 +64,8 @@ class Tool:
             parsed = self.args.model_validate(arguments)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
             )
             return ToolOutput(f"error: bad arguments for {self.name}: {problems}", ok=False)
         try:

@@ -1,0 +1,233 @@
+"""The runtime every front end shares: settings, the store, one model for all sessions, tools.
+
+`Runtime(settings)` loads engines lazily (the LLM on first use, the embedder only if a tool
+asks for it); tests and benchmarks inject their own (`Runtime(settings, llm=ScriptedLLM(...),
+store=Store())`). One LLM serves every session: the adapter queues calls on a FIFO lock, so
+sessions never interleave inside the model. `open_session()` starts a conversation with its
+own ledger, assembler, loaded tool groups and compaction hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
+from config import Settings
+from context.assembler import Assembler
+from context.conversation import Conversation
+from context.hooks import HookContext, HooksFactory, default_hooks_factory
+from context.ledger import Ledger
+
+if TYPE_CHECKING:
+    from bot.events import Event
+    from bot.session import Session
+    from context.state import StateResolver
+    from memory.store import Store
+    from models.base import LLM, Embedder, Tokenizer
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+
+
+def load_system_prompt(settings: Settings) -> str:
+    """config/system_prompt.md, or the file settings.context.system_prompt_file names."""
+    name = settings.context.system_prompt_file
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        path = CONFIG_DIR / name
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise FileNotFoundError(
+            f"the system prompt {path} cannot be read ({exc}); restore config/system_prompt.md "
+            "or set context.system_prompt_file"
+        ) from exc
+
+
+class Runtime:
+    """Shared engines and services; sessions come from `open_session()`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        llm: LLM | None = None,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        tokenizer: Tokenizer | None = None,
+        registry: ToolRegistry | None = None,
+        hooks_factory: HooksFactory | None = None,
+        system_prompt: str | None = None,
+        state_path: bool = True,
+    ) -> None:
+        self.settings = settings
+        self._llm = llm
+        # Engines passed in belong to the caller; only what this runtime loads, it closes.
+        self._owns_llm = llm is None
+        self._store = store
+        self._owns_store = store is None
+        self._embedder = embedder
+        self._tokenizer = tokenizer
+        self.registry = registry or default_registry()
+        self.hooks_factory = hooks_factory or default_hooks_factory()
+        self.system_prompt = (
+            system_prompt if system_prompt is not None else load_system_prompt(settings)
+        )
+        self.state_path = state_path
+        self.sessions: list[Session] = []
+        self._closed = False
+
+    # --- engines ------------------------------------------------------------------------
+
+    @property
+    def llm(self) -> LLM:
+        """The shared chat model (loaded on first use)."""
+        if self._llm is None:
+            from models import load_llm
+
+            self._llm = load_llm(self.settings)
+        return self._llm
+
+    @property
+    def has_llm(self) -> bool:
+        return self._llm is not None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from memory.store import Store
+
+            self._store = Store.open(self.settings)
+        return self._store
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """Loaded on first use; None if it cannot load (search then runs lexical only)."""
+        if self._embedder is None:
+            from models import ModelError, load_embedder
+
+            with contextlib.suppress(ModelError, OSError):
+                self._embedder = load_embedder(self.settings)
+        return self._embedder
+
+    @property
+    def window(self) -> int:
+        """The context window in use: the configured one, capped by the loaded model's."""
+        window = self.settings.context.window
+        if self._llm is not None:
+            window = min(window, int(getattr(self._llm, "n_ctx", window)))
+        return window
+
+    def codec(self) -> Any:
+        """What the ledger counts with: the LLM when loaded, else the vocab-only tokenizer."""
+        if self._llm is not None:
+            return self._llm
+        if self._tokenizer is None:
+            from models import load_tokenizer
+
+            self._tokenizer = load_tokenizer(self.settings)
+        return self._tokenizer
+
+    def session_settings(self) -> Settings:
+        """Settings whose window is the one in use, so lane budgets scale to it."""
+        if self.window == self.settings.context.window:
+            return self.settings
+        copy = self.settings.model_copy(deep=True)
+        copy.context.window = self.window
+        return copy
+
+    def state_resolver(self, usage: Callable[[], tuple[int, int]] | None = None) -> StateResolver:
+        from context.state import StateResolver
+
+        return StateResolver(self.store, self.settings, usage)
+
+    # --- sessions -----------------------------------------------------------------------
+
+    def open_session(
+        self,
+        *,
+        on_event: Callable[[Event], None] | None = None,
+        meta: dict[str, Any] | None = None,
+        record_metrics: bool | None = None,
+    ) -> Session:
+        """A new conversation: fixed head built now (briefing, notes, core tool schemas).
+
+        `record_metrics`: store each turn's stage timings. Default: on, except for the voice
+        front end (`meta={"front_end": "voice"}`), which stores its own end-to-end timings
+        (speech, model, synthesis) under the same turn id.
+        """
+        from bot.session import Session
+
+        if self._closed:
+            raise RuntimeError("the runtime is closed")
+        llm = self.llm
+        settings = self.session_settings()
+        ledger = Ledger(
+            self.codec(), window=self.window, reserve_output=settings.context.reserve_output
+        )
+        assembler = Assembler(settings, ledger)
+        session_id = self.store.start_session(meta or {"front_end": "runtime"})
+        tools = ActiveTools(self.registry)
+        briefing, notes = self._briefing(session_id, ledger, settings)
+        prefix = assembler.build_prefix(
+            self.system_prompt,
+            tools.prefix_schemas(),
+            tools.prefix_groups,
+            briefing=briefing,
+            notes=notes,
+        )
+        conv = Conversation(session_id=session_id, prefix=prefix)
+        hooks = self.hooks_factory(
+            HookContext(
+                settings=settings, session_id=session_id, ledger=ledger, store=self.store, llm=llm
+            )
+        )
+        session = Session(
+            self,
+            settings=settings,
+            conv=conv,
+            ledger=ledger,
+            assembler=assembler,
+            tools=tools,
+            hooks=hooks,
+            on_event=on_event,
+            record_metrics=(
+                record_metrics
+                if record_metrics is not None
+                else (meta or {}).get("front_end") != "voice"
+            ),
+        )
+        self.sessions.append(session)
+        return session
+
+    def _briefing(self, session_id: str, ledger: Ledger, settings: Settings) -> tuple[str, str]:
+        """The memory briefing from the previous session, split into briefing and notes."""
+        from memory.loader import build_briefing
+
+        briefing = build_briefing(
+            self.store,
+            budget=settings.context.budget("briefing"),
+            count=ledger.count,
+            current_session_id=session_id,
+        )
+        lines = briefing.text.splitlines()
+        notes = [line[len("Note: ") :] for line in lines if line.startswith("Note: ")]
+        rest = [line for line in lines if not line.startswith("Note: ")]
+        return "\n".join(rest), "\n".join(f"- {n}" for n in notes)
+
+    async def close(self) -> None:
+        """Close every session (tier 3 runs for each), then the engines it loaded itself."""
+        if self._closed:
+            return
+        for session in list(self.sessions):
+            with contextlib.suppress(Exception):
+                await session.close()
+        self._closed = True
+        close = getattr(self._llm, "close", None)
+        if self._owns_llm and callable(close):
+            await asyncio.to_thread(close)
+        if self._owns_store and self._store is not None:
+            self._store.close()

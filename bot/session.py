@@ -1,0 +1,413 @@
+"""One conversation: user text in, typed events out, every step in the event log.
+
+Flow of a turn: the state path answers status questions from typed state with no model call;
+anything else is admitted by the assembler, streamed from the shared LLM (text deltas with
+tool-call markup hidden), its tool calls run (bounded rounds), and the answer completes with
+`TurnDone`, a context meter and a latency breakdown. Compaction hooks run before each call,
+after the turn, and in idle time between turns (a background task a new turn cancels).
+
+Barge-in: `cancel(delivered)` stops generation within a token; the conversation keeps only
+what the user actually heard, marked interrupted. The voice page, the terminal chat and
+`ask` all drive this same loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from bot.events import (
+    CompactionEvent,
+    ContextMeter,
+    ErrorEvent,
+    Event,
+    LatencyEvent,
+    StateAnswer,
+    TextDelta,
+    TurnDone,
+)
+from bot.tools.grammar import tool_call_grammar
+from bot.tools.runner import ToolRunner
+from context.assembler import (
+    Assembler,
+    Assembly,
+    ContextOverflowError,
+    Request,
+    StateSnapshot,
+    manifest_json,
+)
+from context.conversation import Conversation, Item
+from context.envelope import Manifest
+from context.ledger import Ledger, Usage
+from models.base import ModelError
+from models.toolcalls import visible_prefix
+
+if TYPE_CHECKING:
+    from bot.runtime import Runtime
+    from bot.tools.registry import ActiveTools
+    from config import Settings
+    from context.hooks import CompactionHooks
+
+_CALL_BLOCK = re.compile(r"<tool_call>.*?(?:</tool_call>|$)|<think>.*?</think>\s*", re.DOTALL)
+NO_ANSWER = "Sorry, I couldn't finish that."
+MODEL_FAILED = "Sorry, something went wrong on my side. Please try again."
+
+
+def final_visible(raw: str) -> str:
+    """Generated text minus tool-call blocks (complete or cut off) and think blocks."""
+    return _CALL_BLOCK.sub("", raw)
+
+
+class Session:
+    """A conversation over the runtime's shared model; one turn at a time."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        settings: Settings,
+        conv: Conversation,
+        ledger: Ledger,
+        assembler: Assembler,
+        tools: ActiveTools,
+        hooks: CompactionHooks,
+        on_event: Callable[[Event], None] | None = None,
+        record_metrics: bool = True,
+    ) -> None:
+        self.runtime = runtime
+        self.record_metrics = record_metrics
+        self.settings = settings
+        self.conv = conv
+        self.ledger = ledger
+        self.assembler = assembler
+        self.tools = tools
+        self.hooks = hooks
+        self.on_event = on_event
+        self.id = conv.session_id
+        self.resolver = runtime.state_resolver(self._context_usage) if runtime.state_path else None
+        self.last_assembly: Assembly | None = None
+        self.compactions: list[CompactionEvent] = []
+        self.closed = False
+        self._lock = asyncio.Lock()
+        self._cancel = asyncio.Event()
+        self._delivered: str | None = None
+        self._idle: asyncio.Task[None] | None = None
+        self.runner = ToolRunner(self)
+
+    # --- views --------------------------------------------------------------------------
+
+    def usage(self) -> Usage:
+        return self.ledger.usage(self.conv)
+
+    def manifest(self) -> Manifest | None:
+        return self.last_assembly.envelope.manifest() if self.last_assembly else None
+
+    def meter(self) -> ContextMeter:
+        u = self.usage()
+        c = self.settings.compaction
+        return ContextMeter(
+            u.window, u.total, u.by_component, u.by_lane, c.tier1_threshold, c.tier2_threshold
+        )
+
+    def _context_usage(self) -> tuple[int, int]:
+        u = self.usage()
+        return u.total, u.window
+
+    # --- logging ------------------------------------------------------------------------
+
+    @property
+    def cancel_event(self) -> asyncio.Event:
+        """Set by `cancel()`; generation and running tools stop when it is set."""
+        return self._cancel
+
+    def log(self, kind: str, content: Any, turn_id: str = "", **kw: Any) -> str:
+        """Append one event to the store's log for this session (its turn in `meta`)."""
+        meta = dict(kw.pop("meta", {}) or {})
+        meta.setdefault("turn", self.conv.turn)
+        return self.runtime.store.append_event(
+            self.id, kind, content, turn_id=turn_id, meta=meta, **kw
+        )
+
+    def _compaction(self, ev: CompactionEvent, turn_id: str = "") -> CompactionEvent:
+        self.compactions.append(ev)
+        self.log("compaction", ev.to_json(), turn_id)
+        return ev
+
+    # --- the turn -----------------------------------------------------------------------
+
+    def cancel(self, delivered_text: str | None = None) -> None:
+        """Barge-in: stop generating now. `delivered_text` is what the user heard of this
+        turn's answer (all rounds); None means everything streamed so far was delivered."""
+        self._delivered = delivered_text
+        self._cancel.set()
+
+    def amend_interrupted(self, turn_id: str, delivered_text: str) -> bool:
+        """Barge-in after the answer was complete but still being spoken: keep only what the
+        user heard of the latest answer, marked interrupted (the full answer stays in the log).
+        Returns False when there is nothing to amend."""
+        item = self.conv.last("assistant")
+        if item is None or item.turn != self.conv.turn or item.interrupted:
+            return False
+        prior = "".join(
+            final_visible(i.content)
+            for i in self.conv.turn_items(item.turn)
+            if i.kind == "tool_call"
+        )
+        heard = delivered_text[len(prior) :] if delivered_text.startswith(prior) else delivered_text
+        item.content = heard
+        item.interrupted = True
+        self.conv.edited(item)
+        self.log(
+            "assistant",
+            heard,
+            turn_id,
+            role="assistant",
+            meta={"interrupted": True, "heard": delivered_text, "amends": item.id},
+        )
+        return True
+
+    async def handle_text(
+        self, text: str, *, turn_id: str | None = None, tool_choice: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Answer one user message, yielding events as they happen.
+
+        `tool_choice` names a tool the model must call first: the first round is constrained
+        by a GBNF grammar that only admits that call (its group is loaded if needed), and the
+        state path is skipped.
+        """
+        if self.closed:
+            raise RuntimeError("the session is closed")
+        self.hooks.on_user_activity()
+        await self._stop_idle()
+        async with self._lock:
+            self._cancel = asyncio.Event()
+            self._delivered = None
+            turn_no = self.conv.turn + 1
+            turn_id = turn_id or f"{self.id}-t{turn_no}"
+            t0 = time.perf_counter()
+            stages: dict[str, float] = {}
+            user_id = self.log("user", text, turn_id, role="user", meta={"turn": turn_no})
+            request = Request(text=text, turn_id=turn_id, id=user_id)
+            # A required tool means the caller wants the model; the state path steps aside.
+            use_state = self.resolver is not None and not tool_choice
+            answered = self.resolver.resolve(text) if use_state and self.resolver else None
+            stages["state_ms"] = (time.perf_counter() - t0) * 1000
+            path = "state" if answered is not None else "model"
+            if answered is not None:
+                self.assembler.admit_turn(self.conv, request)
+                answer_id = self.log(
+                    "state_answer",
+                    answered.text,
+                    turn_id,
+                    role="assistant",
+                    meta={"intent": answered.intent, "sources": answered.sources},
+                )
+                item = Item(answer_id, "assistant", "assistant", answered.text, turn=self.conv.turn)
+                item.reason = f"state answer ({answered.intent})"
+                item.meta["path"] = "state"
+                self.conv.append(item)
+                yield StateAnswer(
+                    turn_id, answered.text, answered.intent, answered.sources, answered.latency_ms
+                )
+                yield TurnDone(turn_id, answered.text, "state")
+            else:
+                try:
+                    async for event in self._model_turn(request, stages, t0, tool_choice):
+                        yield event
+                except (ModelError, ContextOverflowError) as exc:
+                    # The user's words are logged already; say what failed instead of crashing.
+                    self.log("error", str(exc), turn_id, meta={"where": "model"})
+                    yield ErrorEvent(str(exc), where="model")
+                    yield TurnDone(turn_id, MODEL_FAILED, "model")
+            stages["total_ms"] = (time.perf_counter() - t0) * 1000
+            yield self.meter()
+            yield LatencyEvent(turn_id, stages)
+            if self.record_metrics:
+                with contextlib.suppress(Exception):
+                    self.runtime.store.record_turn_metrics(self.id, turn_id, stages, path)
+            for ev in await self.hooks.after_turn(self.conv, self.ledger):
+                yield self._compaction(ev, turn_id)
+        self._idle = asyncio.create_task(self._run_idle())
+
+    def _snapshot(self) -> StateSnapshot | None:
+        from context.snapshot import work_index_snapshot
+
+        try:
+            return work_index_snapshot(self.runtime.store)
+        except Exception as exc:  # an unreadable source is said, never turned into "nothing"
+            return StateSnapshot(
+                text=f"The task list cannot be read right now ({type(exc).__name__})."
+            )
+
+    def _grammar(self, tool_choice: str | None) -> str | None:
+        if not tool_choice:
+            return None
+        tool = self.tools.registry.get(tool_choice)
+        if tool is None:
+            raise ValueError(f"tool_choice names no tool: {tool_choice!r}")
+        if tool.group not in self.tools.loaded:
+            self.tools.load(tool.group)
+        return tool_call_grammar(tool)
+
+    async def _model_turn(
+        self, request: Request, stages: dict[str, float], t0: float, tool_choice: str | None
+    ) -> AsyncIterator[Event]:
+        ctx = self.settings.context
+        turn_id = request.turn_id
+        self.assembler.admit_turn(self.conv, request, self._snapshot())
+        llm = self.runtime.llm
+        grammar = self._grammar(tool_choice)
+        spoken: list[str] = []  # visible text of finished rounds, in order
+        for round_no in range(ctx.max_tool_rounds + 1):
+            last_round = round_no == ctx.max_tool_rounds
+            t_asm = time.perf_counter()
+            needed = self.ledger.usage(self.conv).total + ctx.reserve_output
+            for ev in await self.hooks.before_call(self.conv, self.ledger, needed):
+                yield self._compaction(ev, turn_id)
+            asm = self.assembler.assemble(
+                self.conv,
+                request,
+                active_groups=self.tools.loaded,
+                available_groups=self.tools.available,
+            )
+            self.last_assembly = asm
+            stages["assemble_ms"] = (
+                stages.get("assemble_ms", 0.0) + (time.perf_counter() - t_asm) * 1000
+            )
+            self.log("manifest", manifest_json(asm.envelope), turn_id, meta={"round": round_no})
+            raw, shown = "", 0
+            max_tokens = max(1, min(ctx.reserve_output, self.ledger.window - asm.usage.total))
+            t_model = time.perf_counter()
+            if not self._cancel.is_set():
+                stream = llm.stream(
+                    asm.prompt,
+                    max_tokens=max_tokens,
+                    stop=("<tool_call>",) if last_round else (),
+                    grammar=grammar if round_no == 0 else None,
+                    cancel=self._cancel,
+                )
+                async for piece in stream:
+                    if not raw:
+                        stages.setdefault("first_token_ms", (time.perf_counter() - t0) * 1000)
+                    raw += piece
+                    vis = visible_prefix(raw)
+                    if len(vis) > shown:
+                        yield TextDelta(turn_id, vis[shown:])
+                        shown = len(vis)
+                stats = llm.last_stats
+                self.ledger.record_call(stats, turn=self.conv.turn, label=f"round {round_no}")
+                self.conv.mark_sent()
+            stages["model_ms"] = (
+                stages.get("model_ms", 0.0) + (time.perf_counter() - t_model) * 1000
+            )
+            if self._cancel.is_set():
+                yield self._interrupted(turn_id, spoken, visible_prefix(raw)[:shown], raw)
+                return
+            parsed = llm.parse(raw)
+            tail = final_visible(raw)
+            if len(tail) > shown:
+                yield TextDelta(turn_id, tail[shown:])
+            spoken.append(tail)
+            if (parsed.calls or parsed.errors) and not last_round:
+                t_tools = time.perf_counter()
+                async for event in self.runner.run_calls(
+                    turn_id, raw, parsed.text, parsed.calls, parsed.errors
+                ):
+                    yield event
+                stages["tools_ms"] = (
+                    stages.get("tools_ms", 0.0) + (time.perf_counter() - t_tools) * 1000
+                )
+                if self._cancel.is_set():
+                    yield self._interrupted(turn_id, spoken, "", "")
+                    return
+                continue
+            answer = "".join(spoken).strip()
+            content = raw if raw.strip() else NO_ANSWER
+            answer_id = self.log(
+                "assistant", answer or NO_ANSWER, turn_id, role="assistant", meta={"raw": raw}
+            )
+            item = Item(answer_id, "assistant", "assistant", content, turn=self.conv.turn)
+            item.reason = "the assistant's answer"
+            self.conv.append(item)
+            yield TurnDone(turn_id, answer or NO_ANSWER, "model")
+            return
+
+    def _interrupted(self, turn_id: str, spoken: list[str], shown: str, raw: str) -> TurnDone:
+        """Keep only what was delivered, marked interrupted."""
+        prior = "".join(spoken)
+        heard = self._delivered
+        if heard is None:
+            heard = prior + shown
+        this_round = heard[len(prior) :] if heard.startswith(prior) else heard
+        answer_id = self.log(
+            "assistant",
+            this_round,
+            turn_id,
+            role="assistant",
+            meta={"interrupted": True, "raw": raw, "heard": heard},
+        )
+        item = Item(
+            answer_id, "assistant", "assistant", this_round, turn=self.conv.turn, interrupted=True
+        )
+        item.reason = "the assistant's answer, cut off by the user"
+        self.conv.append(item)
+        return TurnDone(turn_id, heard.strip(), "model", interrupted=True)
+
+    # --- idle time and the end ----------------------------------------------------------
+
+    async def _run_idle(self) -> None:
+        try:
+            events = await self.hooks.on_idle(self.conv, self.ledger)
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:
+            self._emit(ErrorEvent(f"idle compaction failed: {exc}", where="compaction"))
+            return
+        for ev in events:
+            self._emit(self._compaction(ev))
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    async def _stop_idle(self) -> None:
+        task, self._idle = self._idle, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def idle(self) -> list[CompactionEvent]:
+        """Run idle-time work now and wait for it (replay, tests, an explicit pause)."""
+        await self._stop_idle()
+        before = len(self.compactions)
+        await self._run_idle()
+        return self.compactions[before:]
+
+    async def wait_idle(self) -> None:
+        """Wait for the background idle work scheduled after the last turn."""
+        if self._idle is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._idle
+
+    async def close(self) -> list[CompactionEvent]:
+        """End the session: tier 3 through the hooks, then mark it ended in the store."""
+        if self.closed:
+            return []
+        self.closed = True
+        self.hooks.on_user_activity()
+        await self._stop_idle()
+        async with self._lock:
+            events = [
+                self._compaction(ev)
+                for ev in await self.hooks.on_disconnect(self.conv, self.ledger)
+            ]
+        with contextlib.suppress(Exception):
+            self.runtime.store.end_session(self.id)
+        if self in self.runtime.sessions:
+            self.runtime.sessions.remove(self)
+        return events

@@ -1,0 +1,159 @@
+"""Tool groups, the compact catalog, and each session's set of loaded groups.
+
+Only the core group is loaded at the start of a session (get_context, load_tool_group and the
+memory tools); its schemas are part of the fixed prompt head. Other groups are listed in a
+one-line-per-group catalog inside load_tool_group's own description, and load on demand: the
+schemas of a group loaded mid-session arrive as that call's result, so the prompt head never
+changes mid-session and the model's prefix cache stays valid.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.tools.base import Tool
+
+GROUP_DESCRIPTIONS = {
+    "core": "recover context left out of view, load more tool groups",
+    "memory": "notes, memory search, tasks and reminders",
+    "web": "search the web and read web pages",
+    "utility": "think step by step, tell the time, show a table on the page",
+}
+DEFAULT_GROUPS = ("core", "memory")
+
+# Validation keywords the model does not need to see: arguments are validated on receipt.
+_DROP = {"title", "additionalProperties", "minLength", "maxLength", "minItems", "maxItems"}
+_DROP |= {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern"}
+
+
+def compact_schema(node: Any) -> Any:
+    """A JSON schema without titles, bounds or `anyOf [X, null]` noise (about half the tokens)."""
+    if isinstance(node, list):
+        return [compact_schema(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROP or (key == "default" and value is None):
+            continue
+        if key == "anyOf" and isinstance(value, list):
+            kept = [v for v in value if v != {"type": "null"}]
+            if len(kept) == 1 and isinstance(kept[0], dict):
+                out.update(compact_schema(kept[0]))
+                continue
+            value = kept
+        if key == "properties" and isinstance(value, dict):
+            # Property names are data, not keywords: only their schemas are compacted.
+            out[key] = {name: compact_schema(spec) for name, spec in value.items()}
+        else:
+            out[key] = compact_schema(value)
+    return out
+
+
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    """The schema the model sees for `tool`."""
+    full = tool.schema()
+    fn = dict(full["function"])
+    fn["parameters"] = compact_schema(fn["parameters"])
+    return {"type": "function", "function": fn}
+
+
+@dataclass
+class ToolGroup:
+    name: str
+    description: str
+    tools: list[Tool] = field(default_factory=list)
+
+
+class ToolRegistry:
+    """Every tool Annie has, by group."""
+
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        *,
+        descriptions: dict[str, str] | None = None,
+        default_groups: Sequence[str] = DEFAULT_GROUPS,
+    ) -> None:
+        self.descriptions = dict(GROUP_DESCRIPTIONS, **(descriptions or {}))
+        self.groups: dict[str, ToolGroup] = {}
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self._tools[tool.name] = tool
+            group = self.groups.setdefault(
+                tool.group, ToolGroup(tool.group, self.descriptions.get(tool.group, tool.group))
+            )
+            group.tools.append(tool)
+        self.default_groups = [g for g in default_groups if g in self.groups]
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self, groups: Iterable[str]) -> list[dict[str, Any]]:
+        return [tool_schema(t) for g in groups if g in self.groups for t in self.groups[g].tools]
+
+    def catalog(self, exclude: Iterable[str] = ()) -> str:
+        """One line per group: name, what it is for, and its tools."""
+        skip = set(exclude)
+        return "\n".join(
+            f"- {g.name}: {g.description} ({', '.join(t.name for t in g.tools)})"
+            for g in self.groups.values()
+            if g.name not in skip
+        )
+
+
+class ActiveTools:
+    """One session's loaded groups; only tools of loaded groups can be called."""
+
+    def __init__(self, registry: ToolRegistry, groups: Sequence[str] | None = None) -> None:
+        self.registry = registry
+        self.loaded: list[str] = list(groups if groups is not None else registry.default_groups)
+        # The groups whose schemas are in the fixed prompt head.
+        self.prefix_groups = list(self.loaded)
+
+    @property
+    def available(self) -> list[str]:
+        return list(self.registry.groups)
+
+    def prefix_schemas(self) -> list[dict[str, Any]]:
+        return self.registry.schemas(self.prefix_groups)
+
+    def callable(self, name: str) -> Tool | None:
+        tool = self.registry.get(name)
+        return tool if tool is not None and tool.group in self.loaded else None
+
+    def load(self, group: str) -> str:
+        """Load a group; the text (its schemas) becomes the load_tool_group result."""
+        found = self.registry.groups.get(group)
+        if found is None:
+            known = ", ".join(self.registry.groups)
+            return f"error: no tool group {group!r}; the groups are: {known}"
+        if group in self.loaded:
+            return f"The {group} tools are already loaded: " + ", ".join(
+                t.name for t in found.tools
+            )
+        self.loaded.append(group)
+        lines = [f"Loaded the {group} tools. You can call them now:"]
+        lines += [json.dumps(tool_schema(t)["function"], ensure_ascii=False) for t in found.tools]
+        return "\n".join(lines)
+
+
+def default_registry() -> ToolRegistry:
+    """Every shipped tool: core, memory, web and utility."""
+    from bot.tools.core import core_tools
+    from bot.tools.memory_tools import memory_tools
+    from bot.tools.utility import utility_tools
+    from bot.tools.web import web_tools
+
+    others = [*memory_tools(), *web_tools(), *utility_tools()]
+    catalog = ToolRegistry(others).catalog(exclude=DEFAULT_GROUPS)
+    return ToolRegistry([*core_tools(catalog), *others])

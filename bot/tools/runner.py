@@ -1,0 +1,143 @@
+"""Running the model's tool calls for a session: log, run (bounded, cancellable), admit.
+
+Each call is logged before it runs and its result after; the result (an error included) is
+admitted by the assembler, so the model reads it on the next round. A call to a tool whose
+group is not loaded gets an error naming the group to load. A barge-in cancels the running
+tool; a tool that overruns tools.timeout_s is stopped. Nothing here raises into the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from bot.events import ErrorEvent, Event, TableEvent, ToolCallEvent, ToolResultEvent
+from bot.tools.base import ToolContext, ToolOutput
+from context.conversation import Item
+from models.base import ToolCall
+
+if TYPE_CHECKING:
+    from bot.session import Session
+
+
+class ToolRunner:
+    """The tool rounds of one session."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    async def run_calls(
+        self,
+        turn_id: str,
+        raw: str,
+        text: str,
+        calls: list[ToolCall],
+        errors: list[Any],
+    ) -> AsyncIterator[Event]:
+        """Record the assistant's calls, run them, admit every result (errors included)."""
+        s = self.session
+        call_json = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
+        msg_id = s.log(
+            "assistant", text, turn_id, role="assistant", meta={"raw": raw, "tool_calls": call_json}
+        )
+        item = Item(msg_id, "tool_call", "assistant", raw, turn=s.conv.turn, tool_calls=list(calls))
+        item.reason = "the assistant's tool calls"
+        s.conv.append(item)
+        for call in calls:
+            s.log(
+                "tool_call",
+                json.dumps(call.arguments, ensure_ascii=False),
+                turn_id,
+                role="assistant",
+                name=call.name,
+                call_id=call.id,
+            )
+            yield ToolCallEvent(turn_id, call.id, call.name, call.arguments)
+            output = await self.run_tool(call, turn_id)
+            result_id = s.log(
+                "tool_result",
+                output.content,
+                turn_id,
+                role="tool",
+                name=call.name,
+                call_id=call.id,
+                meta={"ok": output.ok},
+            )
+            s.assembler.admit_tool_result(
+                s.conv,
+                id=result_id,
+                call_id=call.id,
+                name=call.name,
+                content=output.content,
+                ok=output.ok,
+            )
+            yield ToolResultEvent(turn_id, call.id, call.name, output.ok, output.content[:240])
+            if call.name == "render_table" and output.ok:
+                data = output.data
+                yield TableEvent(
+                    turn_id, str(data.get("title", "")), list(data["columns"]), list(data["rows"])
+                )
+        for n, err in enumerate(errors, start=1):
+            content = (
+                f"error: your tool call could not be read ({err.reason}). Write it as "
+                '<tool_call>{"name": "...", "arguments": {...}}</tool_call>, or answer without it.'
+            )
+            call_id = f"bad_{s.conv.turn}_{n}"
+            result_id = s.log(
+                "tool_result",
+                content,
+                turn_id,
+                role="tool",
+                call_id=call_id,
+                meta={"ok": False, "raw": err.raw},
+            )
+            s.assembler.admit_tool_result(
+                s.conv, id=result_id, call_id=call_id, name="", content=content, ok=False
+            )
+            yield ErrorEvent(f"unreadable tool call: {err.reason}", where="tool_call")
+
+    async def run_tool(self, call: ToolCall, turn_id: str) -> ToolOutput:
+        s = self.session
+        tool = s.tools.callable(call.name)
+        if tool is None:
+            loaded = ", ".join(t for g in s.tools.loaded for t in self.group_tools(g))
+            hint = next((g for g in s.tools.available if call.name in self.group_tools(g)), "")
+            how = f' Call load_tool_group(group="{hint}") first.' if hint else ""
+            return ToolOutput(
+                f"error: no tool {call.name!r} is loaded (loaded: {loaded}).{how}", ok=False
+            )
+        ctx = ToolContext(
+            settings=s.settings,
+            store=s.runtime.store,
+            embedder=None,
+            session_id=s.id,
+            turn_id=turn_id,
+            load_group=s.tools.load,
+        )
+        if tool.name in ("save_note", "search_memory"):
+            ctx.embedder = s.runtime.embedder
+        task = asyncio.ensure_future(tool.run(call.arguments, ctx))
+        stop = asyncio.ensure_future(s.cancel_event.wait())
+        timeout = s.settings.tools.timeout_s
+        done, _ = await asyncio.wait(
+            {task, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        stop.cancel()
+        if task in done:
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        if s.cancel_event.is_set():
+            return ToolOutput(f"error: {call.name} was cancelled: the user interrupted", ok=False)
+        return ToolOutput(
+            f"error: {call.name} took longer than {timeout:g} s and was stopped", ok=False
+        )
+
+    def group_tools(self, group: str) -> list[str]:
+        s = self.session
+        found = s.tools.registry.groups.get(group)
+        return [t.name for t in found.tools] if found else []

@@ -1,0 +1,282 @@
+"""The bounded context assembler: admits each turn's items by lane and keeps the prompt in budget.
+
+Lanes (seed 000): policy + request, current state (the Work Index), recent raw tail,
+retrieved evidence, active tool groups. The fixed head (policy, schemas, briefing, notes) is
+built once per session by `build_prefix`; each turn `admit_turn` appends that turn's state
+snapshot (only when it changed), its evidence (deduplicated, ranked, within budget) and the
+request, and `admit_tool_result` admits results (a preview with the id when too large).
+
+`assemble` guarantees prompt + reserved output <= window. On overflow it trims in the seed's
+order: reloadable tool output, then duplicate evidence and superseded state, then the oldest
+history. It never drops the request, the policy, pinned items (approvals, corrections,
+checkpoints) or the current state. Every trim is a recorded omission with its recovery call,
+and the envelope's manifest lists everything admitted and everything left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from context.admission import Admission
+from context.conversation import Conversation, Item, Prefix
+from context.envelope import (
+    Budget,
+    ContextEnvelope,
+    ContextItem,
+    OmissionRecord,
+    RecoverCall,
+    Scope,
+    UserRequest,
+)
+from context.inputs import Evidence, Request, StateSnapshot
+from context.ledger import Ledger, Usage
+from context.overflow import ContextOverflowError, Overflow
+
+__all__ = [
+    "Assembler",
+    "Assembly",
+    "ContextOverflowError",
+    "Evidence",
+    "Request",
+    "StateSnapshot",
+    "assemble",
+    "manifest_json",
+]
+
+if TYPE_CHECKING:
+    from config import Settings
+
+
+@dataclass
+class Assembly:
+    """One model call's input: the prompt as rendered, its usage and its envelope."""
+
+    conv: Conversation
+    prompt: str
+    usage: Usage
+    envelope: ContextEnvelope
+    trimmed: list[str]
+    overflow: bool
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The chat messages (built on demand; the prompt string is what the model gets)."""
+        return self.conv.messages()
+
+
+@dataclass(eq=False)
+class _Lanes:
+    conv: Conversation
+    generation: int
+    count: int = 0
+    first: Item | None = None
+    last: Item | None = None
+    states: list[Item] = field(default_factory=list)
+    history: list[ContextItem] = field(default_factory=list)
+    evidence: list[ContextItem] = field(default_factory=list)
+    omissions: list[OmissionRecord] = field(default_factory=list)
+
+
+_SOURCE = {
+    "user": ("message", "user_claim"),
+    "assistant": ("message", "derived"),
+    "tool_call": ("message", "derived"),
+    "tool_result": ("event", "live"),
+    "summary": ("event", "derived"),
+    "state": ("projection", "canonical"),
+    "evidence": ("memory", "derived"),
+    "note": ("memory", "derived"),
+}
+
+
+class Assembler(Admission, Overflow):
+    """Per-session admission (`Admission`), overflow control (`Overflow`) and the envelope."""
+
+    def __init__(self, settings: Settings, ledger: Ledger) -> None:
+        self.settings = settings
+        self.ledger = ledger
+        self._turn_omissions: list[OmissionRecord] = []
+        self._items_cache: dict[tuple[Any, ...], ContextItem] = {}
+        self._versions: dict[str, str] = {}
+        self._lane_cache: _Lanes | None = None
+
+    # --- the envelope -------------------------------------------------------------------
+
+    def assemble(
+        self,
+        conv: Conversation,
+        request: Request | None = None,
+        *,
+        active_groups: Sequence[str] = (),
+        available_groups: Sequence[str] = (),
+    ) -> Assembly:
+        """Fit the conversation to the window and describe the call; see the module docstring."""
+        usage, trimmed = self.fit(conv)
+        envelope = self.envelope(
+            conv, usage, request, active_groups, available_groups, trimmed=trimmed
+        )
+        return Assembly(
+            conv=conv,
+            prompt=self.ledger.prompt(conv),
+            usage=usage,
+            envelope=envelope,
+            trimmed=trimmed,
+            overflow=bool(trimmed),
+        )
+
+    def policy_version(self, prefix: Prefix) -> str:
+        key = prefix.system_prompt
+        version = self._versions.get(key)
+        if version is None:
+            digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+            version = self._versions[key] = f"policy-{digest}"
+        return version
+
+    def envelope(
+        self,
+        conv: Conversation,
+        usage: Usage,
+        request: Request | None,
+        active_groups: Sequence[str],
+        available_groups: Sequence[str],
+        *,
+        trimmed: Sequence[str] = (),
+    ) -> ContextEnvelope:
+        lanes_cache = self._lanes(conv)
+        latest_state = lanes_cache.states[-1] if lanes_cache.states else None
+        state = [
+            self._context_item(i, self.ledger.item_tokens(i), latest_state)
+            for i in lanes_cache.states
+        ]
+        omissions = list(lanes_cache.omissions)
+        omissions += self._turn_omissions
+        omissions += [
+            OmissionRecord(
+                lane="tools",
+                reason=f"tool group '{g}' not loaded",
+                recover_with=RecoverCall(name="load_tool_group", arguments={"group": g}),
+            )
+            for g in available_groups
+            if g not in active_groups
+        ]
+        req = None
+        if request is not None:
+            req = UserRequest(text=request.text, turn_id=request.turn_id, event_id=request.id)
+        lanes = ("policy", "request", "state", "history", "evidence", "tools", "briefing")
+        return ContextEnvelope.model_construct(
+            request=req,
+            scope=Scope(thread_id=conv.session_id),
+            policy_version=self.policy_version(conv.prefix),
+            current_state=state,
+            recent_history=list(lanes_cache.history),
+            retrieved_evidence=list(lanes_cache.evidence),
+            active_tool_groups=list(active_groups),
+            budget=Budget(
+                limit=usage.window,
+                used=usage.total,
+                reserve=usage.reserve,
+                by_lane=dict(usage.by_lane),
+                lane_limits={lane: self.budget(_BUDGET_KEY[lane]) for lane in lanes},
+            ),
+            omissions=omissions,
+            fixed=usage.fixed.as_dict(),
+            trimmed=list(trimmed),
+            overflow=bool(trimmed),
+        )
+
+    def _lanes(self, conv: Conversation) -> _Lanes:
+        """The envelope's per-item lists, extended with appended items only (like the ledger)."""
+        c = self._lane_cache
+        items = conv.items
+        if (
+            c is None
+            or c.conv is not conv
+            or c.generation != conv.generation
+            or c.count > len(items)
+            or (c.count and (items[c.count - 1] is not c.last or items[0] is not c.first))
+        ):
+            c = self._lane_cache = _Lanes(conv=conv, generation=conv.generation)
+        for item in items[c.count :]:
+            if item.kind == "state":
+                c.states.append(item)
+                continue
+            ci = self._context_item(item, self.ledger.item_tokens(item), None)
+            (c.evidence if item.kind == "evidence" else c.history).append(ci)
+        c.count = len(items)
+        if items:
+            c.first, c.last = items[0], items[-1]
+        for o in conv.omitted[len(c.omissions) :]:
+            c.omissions.append(
+                OmissionRecord(
+                    lane=o.lane,
+                    reason=o.reason,
+                    source_ids=list(o.source_ids),
+                    recover_with=RecoverCall(**o.recover_with) if o.recover_with else None,
+                )
+            )
+        return c
+
+    def _context_item(self, item: Item, tokens: int, latest_state: Item | None) -> ContextItem:
+        key = (item.id, item.cleared, item.interrupted, tokens, item is latest_state)
+        hit = self._items_cache.get(key)
+        if hit is not None:
+            return hit
+        source_type, authority = _SOURCE.get(item.kind, ("message", "derived"))
+        reason = item.reason or f"recent raw tail (turn {item.turn})"
+        if item.cleared:
+            reason = "placeholder for a cleared item"
+        elif item.kind == "state" and item is not latest_state:
+            reason = f"earlier state snapshot (turn {item.turn}), kept as rendered"
+        ci = ContextItem.model_construct(
+            source_type=source_type,
+            source_id=item.id,
+            authority=authority,
+            observed_at=item.created_at,
+            expires_at=None,
+            sensitivity="normal",
+            token_estimate=tokens,
+            admission_reason=reason,
+            content=item.visible,
+            lane=item.lane,
+            kind=item.kind,
+        )
+        if len(self._items_cache) > 50_000:
+            self._items_cache.clear()
+        self._items_cache[key] = ci
+        return ci
+
+
+_BUDGET_KEY = {
+    "policy": "policy",
+    "request": "policy",
+    "state": "state",
+    "history": "history_tail",
+    "evidence": "evidence",
+    "tools": "tools",
+    "briefing": "briefing",
+}
+
+
+def assemble(
+    conv: Conversation,
+    request: Request | None,
+    state: StateSnapshot | None,
+    evidence: Sequence[Evidence],
+    settings: Settings,
+    ledger: Ledger,
+) -> tuple[list[dict[str, Any]], ContextEnvelope]:
+    """One-shot form: admit the turn (when `request` is given), fit, and describe the call."""
+    assembler = Assembler(settings, ledger)
+    if request is not None:
+        assembler.admit_turn(conv, request, state, evidence)
+    result = assembler.assemble(conv, request)
+    return result.messages, result.envelope
+
+
+def manifest_json(envelope: ContextEnvelope) -> dict[str, Any]:
+    """The manifest as plain JSON for the event log."""
+    return json.loads(envelope.manifest().model_dump_json())

@@ -1,0 +1,186 @@
+"""The typed record of one model call: seed 000's `ContextEnvelope` and its audit manifest.
+
+The assembler returns an envelope for every call: what is in each lane, with provenance and
+exact token counts, the budget by lane, and every omission with the call that recovers it
+(`get_context` or `load_tool_group`). The manifest is the envelope's compact, loggable view.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SourceType = Literal["projection", "event", "artifact", "memory", "message"]
+Authority = Literal["live", "canonical", "derived", "user_claim"]
+Sensitivity = Literal["normal", "private", "restricted"]
+Surface = Literal["main", "task", "meeting", "approval", "proactive"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecoverCall(_Model):
+    """A tool call that brings an omitted item back."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ContextItem(_Model):
+    """One model-visible item with its provenance and exact token cost."""
+
+    source_type: SourceType
+    source_id: str
+    authority: Authority
+    observed_at: float
+    expires_at: float | None = None
+    sensitivity: Sensitivity = "normal"
+    # Seed 000's name; here it is the exact count from the model's tokenizer.
+    token_estimate: int
+    admission_reason: str
+    content: str
+    lane: str = "history"
+    kind: str = ""
+
+
+class UserRequest(_Model):
+    text: str
+    turn_id: str
+    event_id: str = ""
+    surface: Surface = "main"
+    attachments: list[str] = Field(default_factory=list)
+
+
+class Scope(_Model):
+    user_id: str = "local"
+    thread_id: str
+    surface: Surface = "main"
+    task_id: str | None = None
+    meeting_id: str | None = None
+    approval_id: str | None = None
+
+
+class Budget(_Model):
+    limit: int
+    used: int
+    reserve: int = 0
+    by_lane: dict[str, int] = Field(default_factory=dict)
+    lane_limits: dict[str, int] = Field(default_factory=dict)
+
+
+class OmissionRecord(_Model):
+    lane: str
+    reason: str
+    source_ids: list[str] = Field(default_factory=list)
+    recover_with: RecoverCall | None = None
+
+
+class ContextEnvelope(_Model):
+    """Seed 000's data contract for one model call."""
+
+    request: UserRequest | None
+    scope: Scope
+    policy_version: str
+    current_state: list[ContextItem] = Field(default_factory=list)
+    recent_history: list[ContextItem] = Field(default_factory=list)
+    retrieved_evidence: list[ContextItem] = Field(default_factory=list)
+    active_tool_groups: list[str] = Field(default_factory=list)
+    budget: Budget
+    omissions: list[OmissionRecord] = Field(default_factory=list)
+    # Fixed head: system prompt, loaded schemas, briefing, notes (tokens by component).
+    fixed: dict[str, int] = Field(default_factory=dict)
+    # Items trimmed by this call's overflow pass (also listed in omissions).
+    trimmed: list[str] = Field(default_factory=list)
+    overflow: bool = False
+
+    def manifest(self) -> Manifest:
+        admitted = [
+            AdmittedEntry(
+                source_id=i.source_id,
+                lane=i.lane,
+                kind=i.kind,
+                tokens=i.token_estimate,
+                reason=i.admission_reason,
+            )
+            for lane in (self.current_state, self.recent_history, self.retrieved_evidence)
+            for i in lane
+        ]
+        fixed = [
+            AdmittedEntry(source_id=name, lane=_FIXED_LANE[name], kind=name, tokens=n, reason=why)
+            for name, n in self.fixed.items()
+            if n
+            for why in [_FIXED_REASON[name]]
+        ]
+        return Manifest(
+            request=self.request.text if self.request else "",
+            policy_version=self.policy_version,
+            limit=self.budget.limit,
+            used=self.budget.used,
+            reserve=self.budget.reserve,
+            by_lane=self.budget.by_lane,
+            active_tool_groups=self.active_tool_groups,
+            admitted=fixed + admitted,
+            omissions=self.omissions,
+            overflow=self.overflow,
+        )
+
+
+_FIXED_LANE = {
+    "system_prompt": "policy",
+    "tool_schemas": "tools",
+    "memory_briefing": "briefing",
+    "notes": "briefing",
+}
+_FIXED_REASON = {
+    "system_prompt": "policy core: always included",
+    "tool_schemas": "schemas of the tool groups loaded at session start",
+    "memory_briefing": "briefing from earlier sessions, loaded at session start",
+    "notes": "notes saved by Annie, loaded at session start",
+}
+
+
+class AdmittedEntry(_Model):
+    source_id: str
+    lane: str
+    kind: str
+    tokens: int
+    reason: str
+
+
+class Manifest(_Model):
+    """Every admitted item with its reason, every omission with how to recover it."""
+
+    request: str
+    policy_version: str
+    limit: int
+    used: int
+    reserve: int
+    by_lane: dict[str, int]
+    active_tool_groups: list[str]
+    admitted: list[AdmittedEntry]
+    omissions: list[OmissionRecord]
+    overflow: bool = False
+
+    def text(self) -> str:
+        """A readable listing for the terminal (`/manifest`)."""
+        lines = [
+            f"request: {self.request!r}",
+            f"policy {self.policy_version}; used {self.used:,} of {self.limit:,} tokens "
+            f"(+{self.reserve:,} reserved for the answer)",
+            "by lane: " + ", ".join(f"{k} {v:,}" for k, v in self.by_lane.items() if v),
+            "tool groups: " + (", ".join(self.active_tool_groups) or "none"),
+            f"admitted ({len(self.admitted)}):",
+        ]
+        lines += [
+            f"  {e.lane:<9} {e.source_id:<16} {e.tokens:>6}  {e.reason}" for e in self.admitted
+        ]
+        lines.append(f"omitted ({len(self.omissions)}):")
+        for o in self.omissions:
+            how = ""
+            if o.recover_with is not None:
+                args = ", ".join(f"{k}={v!r}" for k, v in o.recover_with.arguments.items())
+                how = f" -> {o.recover_with.name}({args})"
+            lines.append(f"  {o.lane:<9} {o.reason}{how}")
+        return "\n".join(lines)

@@ -1,0 +1,38 @@
+"""What a turn brings to the assembler: the request, the current state, retrieved evidence."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Request:
+    """The user's message for this turn; `id` is its event id in the store."""
+
+    text: str
+    turn_id: str
+    id: str
+    surface: str = "main"
+
+
+@dataclass
+class StateSnapshot:
+    """The rendered Work Index (mandatory current state) and the rows it came from."""
+
+    text: str
+    source_ids: list[str] = field(default_factory=list)
+    observed_at: float = field(default_factory=time.time)
+    id: str = ""
+
+
+@dataclass
+class Evidence:
+    """One retrieved item (a note, an older message) with its retrieval score."""
+
+    id: str
+    text: str
+    source_type: str = "memory"
+    score: float = 0.0
+    observed_at: float = 0.0
+    query: str = ""

@@ -1,0 +1,399 @@
+"""The token ledger: exact token counts for everything the model sees, by component and lane.
+
+Counts come from the loaded model's own tokenizer and chat template, per message *as the
+template renders it* (role markers and end-of-message tokens included), so the ledger's
+total equals `len(tokenize(render(messages, tools)))` to the token. Each message's rendered
+segment and its count are cached on the message's render key, so a turn costs work in
+proportion to what is new, not to the whole context.
+
+Two modes, chosen once by probing the template with a sample conversation:
+
+- `segment` (ChatML and other templates that render each message on its own, with a special
+  token at every message start): a message's text is rendered once, in a two-message probe;
+  the prompt is the concatenation of cached segments. O(new text) per turn.
+- `chain` (templates whose output for a message depends on its neighbours): segments come
+  from renders of the growing prefix and the total from tokenizing the whole prompt. Exact,
+  but O(context) per turn; the usage says which mode produced it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from context.codec import PROBE_CONVERSATION, PROBE_TOOLS, Codec, TemplateCodec, codec_for
+from context.conversation import Conversation, Item, Prefix
+from context.usage import CallRecord, PrefixCost, Usage
+
+__all__ = ["CallRecord", "Codec", "Ledger", "PrefixCost", "TemplateCodec", "Usage", "codec_for"]
+
+if TYPE_CHECKING:
+    from models.base import CallStats
+
+FIXED_COMPONENTS = ("system_prompt", "tool_schemas", "memory_briefing", "notes")
+
+_KIND_COMPONENT = {
+    "user": "conversation",
+    "assistant": "conversation",
+    "tool_call": "tool_calls",
+    "tool_result": "tool_results",
+    "summary": "summary",
+    "state": "state",
+    "evidence": "evidence",
+    "note": "notes",
+}
+
+# Each message is rendered after this context: a system message (so no default one is
+# inserted) and a user message (so templates that treat turns after the last user query
+# specially, like Qwen's, render the message as they would in a real conversation).
+_PROBE = [{"role": "system", "content": "."}, {"role": "user", "content": "."}]
+_CACHE_LIMIT = 100_000
+
+
+@dataclass(eq=False)
+class _Tally:
+    conv: Conversation
+    generation: int
+    count: int = 0
+    total: int = 0
+    first: Item | None = None
+    last: Item | None = None
+    by_component: dict[str, int] = field(default_factory=dict)
+    by_lane: dict[str, int] = field(default_factory=dict)
+    by_turn: dict[int, int] = field(default_factory=dict)
+    by_item: dict[str, int] = field(default_factory=dict)
+    # The rendered items, joined: the prompt minus its head and generation prompt.
+    body: str = ""
+
+
+def _state(item: Item) -> tuple[Any, ...]:
+    """What can change an item's rendering (compared by identity-fast equality)."""
+    return (
+        item.content,
+        item.cleared,
+        item.placeholder,
+        item.interrupted,
+        item.role,
+        item.calls_in_content,
+        len(item.tool_calls),
+        item.call_id,
+        item.name,
+    )
+
+
+@dataclass
+class _Chain:
+    keys: list[tuple[Any, ...]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    prefix_key: str = ""
+
+
+class Ledger:
+    """Exact, cached token accounting over one model's tokenizer and chat template."""
+
+    def __init__(self, engine: Any, *, window: int, reserve_output: int = 0) -> None:
+        self.codec = codec_for(engine)
+        self.window = window
+        self.reserve = reserve_output
+        self.exact = bool(getattr(self.codec, "exact", getattr(engine, "exact", True)))
+        self.calls: list[CallRecord] = []
+        self._counts: dict[str, int] = {}
+        self._segments: dict[tuple[Any, ...], tuple[str, int]] = {}
+        self._prefix: dict[str, tuple[str, PrefixCost]] = {}
+        self._chains: dict[str, _Chain] = {}
+        self._memo: dict[int, tuple[Item, tuple[Any, ...], tuple[str, int]]] = {}
+        self._prefix_memo: dict[int, tuple[Prefix, tuple[Any, ...], PrefixCost]] = {}
+        self._tallies: dict[str, _Tally] = {}
+        self._base = self.codec.render(_PROBE, None, False)
+        self.generation_prompt = self.codec.render(_PROBE, None, True)[len(self._base) :]
+        self.generation_tokens = self.count(self.generation_prompt)
+        self.mode = "segment" if self._separable() else "chain"
+
+    # --- counting -----------------------------------------------------------------------
+
+    def count(self, text: str) -> int:
+        """Exact tokens of `text` (cached on the text)."""
+        n = self._counts.get(text)
+        if n is None:
+            if len(self._counts) > _CACHE_LIMIT:
+                self._counts.clear()
+            n = len(self.codec.tokenize(text))
+            self._counts[text] = n
+        return n
+
+    def _segment(self, message: dict[str, Any]) -> str:
+        full = self.codec.render([*_PROBE, message], None, False)
+        return full[len(self._base) :]
+
+    def item_segment(self, item: Item) -> tuple[str, int]:
+        """The item's rendered text and its exact token count (cached on its render key)."""
+        state = _state(item)
+        memo = self._memo.get(id(item))
+        if memo is not None and memo[0] is item and memo[1] == state:
+            return memo[2]
+        key = item.render_key()
+        hit = self._segments.get(key)
+        if hit is None:
+            if len(self._segments) > _CACHE_LIMIT:
+                self._segments.clear()
+            text = self._segment(item.message())
+            hit = (text, self.count(text))
+            self._segments[key] = hit
+        if len(self._memo) > _CACHE_LIMIT:
+            self._memo.clear()
+        # The item itself is kept in the memo so its id() cannot be reused by another object.
+        self._memo[id(item)] = (item, state, hit)
+        return hit
+
+    def item_tokens(self, item: Item) -> int:
+        return self.item_segment(item)[1]
+
+    def message_tokens(self, message: dict[str, Any]) -> int:
+        """Tokens a message would cost, template overhead included, before it is an item."""
+        return self.count(self._segment(message))
+
+    def prefix_cost(self, prefix: Prefix) -> PrefixCost:
+        fields = (
+            prefix.system_prompt,
+            prefix.briefing,
+            prefix.notes,
+            prefix.tools,
+            len(prefix.tools),
+        )
+        memo = self._prefix_memo.get(id(prefix))
+        if (
+            memo is not None
+            and memo[0] is prefix
+            and all(a is b for a, b in zip(memo[1], fields, strict=True))
+        ):
+            return memo[2]
+        cost = self._prefix_cost(prefix)
+        self._prefix_memo[id(prefix)] = (prefix, fields, cost)
+        return cost
+
+    def _prefix_cost(self, prefix: Prefix) -> PrefixCost:
+        key = json.dumps([prefix.system_content(), prefix.tools], sort_keys=True)
+        hit = self._prefix.get(key)
+        if hit is not None:
+            return hit[1]
+        r = self.codec.render
+        only = {"role": "system", "content": prefix.system_content(briefing=False, notes=False)}
+        brief = {"role": "system", "content": prefix.system_content(notes=False)}
+        tools = prefix.tools or None
+        base = self.count(r([only], None, False))
+        with_tools = self.count(r([only], tools, False))
+        with_brief = self.count(r([brief], tools, False))
+        text = r([prefix.message()], tools, False)
+        total = self.count(text)
+        cost = PrefixCost(
+            system_prompt=base,
+            tool_schemas=with_tools - base,
+            memory_briefing=with_brief - with_tools,
+            notes=total - with_brief,
+            text=text,
+        )
+        self._prefix[key] = (text, cost)
+        return cost
+
+    # --- the whole prompt ---------------------------------------------------------------
+
+    def _chain_texts(self, conv: Conversation) -> list[str]:
+        """Chain mode: each item's text as rendered after its real predecessors."""
+        chain = self._chains.setdefault(conv.session_id, _Chain())
+        prefix_key = json.dumps([conv.prefix.system_content(), conv.prefix.tools])
+        keys = [item.render_key() for item in conv.items]
+        same = 0
+        if chain.prefix_key == prefix_key:
+            while same < min(len(keys), len(chain.keys)) and keys[same] == chain.keys[same]:
+                same += 1
+        del chain.keys[same:], chain.texts[same:]
+        chain.prefix_key = prefix_key
+        messages = conv.messages()
+        tools = conv.prefix.tools or None
+        prev = self.codec.render(messages[: same + 1], tools, False)
+        for i in range(same, len(keys)):
+            full = self.codec.render(messages[: i + 2], tools, False)
+            chain.keys.append(keys[i])
+            chain.texts.append(full[len(prev) :] if full.startswith(prev) else full)
+            prev = full
+        return list(chain.texts)
+
+    def prompt(self, conv: Conversation, *, add_generation_prompt: bool = True) -> str:
+        """The prompt exactly as the model sees it."""
+        if self.mode == "chain":
+            return self.codec.render(
+                conv.messages(), conv.prefix.tools or None, add_generation_prompt
+            )
+        head = self.prefix_cost(conv.prefix).text
+        body = self._tally(conv).body
+        return head + body + (self.generation_prompt if add_generation_prompt else "")
+
+    def _tally(self, conv: Conversation) -> _Tally:
+        """Per-item sums for `conv`, updated with only the items appended since last time."""
+        tally = self._tallies.get(conv.session_id)
+        items = conv.items
+        if (
+            tally is None
+            or tally.conv is not conv
+            or tally.generation != conv.generation
+            or tally.count > len(items)
+            or (tally.count and items[tally.count - 1] is not tally.last)
+            or (tally.count and items[0] is not tally.first)
+        ):
+            tally = _Tally(conv=conv, generation=conv.generation)
+            self._tallies[conv.session_id] = tally
+        new: list[str] = []
+        for item in items[tally.count :]:
+            text, n = self.item_segment(item)
+            new.append(text)
+            comp = "cleared" if item.cleared else _KIND_COMPONENT.get(item.kind, item.kind)
+            tally.by_component[comp] = tally.by_component.get(comp, 0) + n
+            tally.by_lane[item.lane] = tally.by_lane.get(item.lane, 0) + n
+            tally.by_turn[item.turn] = tally.by_turn.get(item.turn, 0) + n
+            tally.by_item[item.id] = tally.by_item.get(item.id, 0) + n
+            tally.total += n
+        if new:
+            tally.body += "".join(new)
+        if items:
+            tally.first, tally.last = items[0], items[-1]
+        tally.count = len(items)
+        return tally
+
+    def usage(self, conv: Conversation) -> Usage:
+        """Exact usage of the prompt for the next call (generation prompt included).
+
+        Sums are kept per conversation and extended with appended items only, so the cost is
+        proportional to what is new; an edit through `Conversation.clear`/`replace` (which
+        bumps `generation`) or any change to the start of the list triggers a full recount.
+        """
+        fixed = self.prefix_cost(conv.prefix)
+        if self.mode == "chain":
+            return self._usage_chain(conv, fixed)
+        tally = self._tally(conv)
+        by_component = {**fixed.as_dict(), **tally.by_component}
+        by_component["generation_prompt"] = self.generation_tokens
+        by_lane = {
+            "policy": fixed.system_prompt,
+            "tools": fixed.tool_schemas,
+            "briefing": fixed.memory_briefing + fixed.notes,
+            "state": 0,
+            "evidence": 0,
+            "history": 0,
+            "request": self.generation_tokens,
+        }
+        for lane, n in tally.by_lane.items():
+            by_lane[lane] = by_lane.get(lane, 0) + n
+        request = self._request_item(conv)
+        if request is not None:
+            n = self.item_segment(request)[1]
+            by_lane[request.lane] -= n
+            by_lane["request"] += n
+        return Usage(
+            window=self.window,
+            reserve=self.reserve,
+            total=fixed.total + tally.total + self.generation_tokens,
+            fixed=fixed,
+            by_component=by_component,
+            by_lane=by_lane,
+            by_turn=dict(tally.by_turn),
+            by_item=dict(tally.by_item),
+            exact=self.exact,
+            mode=self.mode,
+        )
+
+    def _usage_chain(self, conv: Conversation, fixed: PrefixCost) -> Usage:
+        by_component: dict[str, int] = dict(fixed.as_dict())
+        by_lane = dict.fromkeys(("policy", "tools", "briefing", "state", "evidence", "history"), 0)
+        by_lane["request"] = 0
+        by_lane["policy"] = fixed.system_prompt
+        by_lane["tools"] = fixed.tool_schemas
+        by_lane["briefing"] = fixed.memory_briefing + fixed.notes
+        by_turn: dict[int, int] = {}
+        by_item: dict[str, int] = {}
+        request = self._request_item(conv)
+        chain = self._chain_texts(conv)
+        for i, item in enumerate(conv.items):
+            n = self.count(chain[i])
+            comp = "cleared" if item.cleared else _KIND_COMPONENT.get(item.kind, item.kind)
+            by_component[comp] = by_component.get(comp, 0) + n
+            lane = "request" if item is request else item.lane
+            by_lane[lane] = by_lane.get(lane, 0) + n
+            by_turn[item.turn] = by_turn.get(item.turn, 0) + n
+            by_item[item.id] = by_item.get(item.id, 0) + n
+        by_component["generation_prompt"] = self.generation_tokens
+        by_lane["request"] += self.generation_tokens
+        total = sum(by_component.values())
+        exact_total = self.count(self.prompt(conv))
+        if exact_total != total:
+            # Token merges across message boundaries: attribute the difference openly.
+            by_component["template"] = exact_total - total
+            by_lane["history"] += exact_total - total
+            total = exact_total
+        return Usage(
+            window=self.window,
+            reserve=self.reserve,
+            total=total,
+            fixed=fixed,
+            by_component=by_component,
+            by_lane=by_lane,
+            by_turn=by_turn,
+            by_item=by_item,
+            exact=self.exact,
+            mode=self.mode,
+        )
+
+    def total(self, conv: Conversation) -> int:
+        return self.usage(conv).total
+
+    def offset(self, conv: Conversation, index: int) -> int:
+        """Prompt tokens before `conv.items[index]`: an edit there re-prefills the rest."""
+        n = self.prefix_cost(conv.prefix).total
+        if self.mode == "chain":
+            texts = self._chain_texts(conv)
+            return n + sum(self.count(t) for t in texts[:index])
+        return n + sum(self.item_segment(item)[1] for item in conv.items[:index])
+
+    def verify(self, conv: Conversation) -> tuple[int, int]:
+        """(ledger total, tokenizer count of the template's own render); equal when exact."""
+        rendered = self.codec.render(conv.messages(), conv.prefix.tools or None, True)
+        return self.usage(conv).total, len(self.codec.tokenize(rendered))
+
+    @staticmethod
+    def _request_item(conv: Conversation) -> Item | None:
+        for item in reversed(conv.items):
+            if item.kind == "user":
+                return item if item.turn == conv.turn else None
+        return None
+
+    # --- per-call cache accounting ------------------------------------------------------
+
+    def record_call(self, stats: CallStats, *, turn: int, label: str = "answer") -> CallRecord:
+        rec = CallRecord(
+            turn=turn,
+            label=label,
+            prompt_tokens=stats.prompt_tokens,
+            reused_tokens=stats.reused_tokens,
+            evaluated_tokens=stats.evaluated_tokens,
+            generated_tokens=stats.generated_tokens,
+            full_reprefill=stats.full_reprefill,
+            prefill_s=stats.prefill_s,
+        )
+        self.calls.append(rec)
+        return rec
+
+    # --- template probe -----------------------------------------------------------------
+
+    def _separable(self) -> bool:
+        """Does the template render each message on its own, with additive token counts?"""
+        tools, sample = PROBE_TOOLS, PROBE_CONVERSATION
+        try:
+            whole = self.codec.render(sample, tools, True)
+            head = self.codec.render(sample[:1], tools, False)
+            segs = [self._segment(m) for m in sample[1:]]
+        except Exception:
+            return False
+        if whole != head + "".join(segs) + self.generation_prompt:
+            return False
+        parts = [head, *segs, self.generation_prompt]
+        return len(self.codec.tokenize(whole)) == sum(self.count(p) for p in parts)

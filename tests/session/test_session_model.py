@@ -1,0 +1,95 @@
+"""The session loop on the real SmolLM2 model: a tool call end to end, the state path, barge-in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.events import (
+    ContextMeter,
+    Event,
+    LatencyEvent,
+    StateAnswer,
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnDone,
+)
+from models.base import LLM
+from tests.session.conftest import collect, make_runtime
+
+
+async def test_a_chat_turn_with_one_tool_call_on_the_real_model(llm: LLM, tmp_path: Path) -> None:
+    """SmolLM2-135M rarely writes a well-formed call on its own, so the first round uses
+    `tool_choice`, which constrains sampling with a GBNF grammar (not a forced prefix) that
+    only admits `<tool_call>{"name": "list_tasks", ...}</tool_call>`. Everything after that,
+    parsing, running the tool, the second round and the answer, is unconstrained."""
+    runtime = make_runtime(llm, tmp_path, rounds=1)
+    runtime.store.add_task("call the bank about the card", pending="user")
+    session = runtime.open_session()
+    events = await collect(session, "Which tasks do I have?", tool_choice="list_tasks")
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    results = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert [c.name for c in calls] == ["list_tasks"]
+    assert len(results) == 1 and results[0].ok and "call the bank" in results[0].preview
+    done = [e for e in events if isinstance(e, TurnDone)]
+    assert len(done) == 1 and done[0].path == "model" and not done[0].interrupted
+    assert "<tool_call>" not in "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert any(isinstance(e, ContextMeter) for e in events)
+    stages = next(e for e in events if isinstance(e, LatencyEvent)).stages
+    assert stages["tools_ms"] >= 0 and stages["model_ms"] > 0
+    # Every step is in the event log.
+    kinds = [e.kind for e in runtime.store.events(session.id)]
+    for kind in ("user", "manifest", "assistant", "tool_call", "tool_result"):
+        assert kind in kinds
+    # The ledger is exact and the second round reused the first round's prompt.
+    total, counted = session.ledger.verify(session.conv)
+    assert total == counted
+    first, second = session.ledger.calls[:2]
+    assert second.reused_tokens >= first.prompt_tokens
+    assert second.evaluated_tokens < 80
+    await runtime.close()
+
+
+async def test_a_state_question_makes_no_model_call(llm: LLM, tmp_path: Path) -> None:
+    runtime = make_runtime(llm, tmp_path)
+    session = runtime.open_session()
+    before = llm.last_stats
+    cached = llm.cached_tokens  # type: ignore[attr-defined]
+    events = await collect(session, "Are there any tasks pending on me?")
+    assert llm.last_stats is before  # no call started: each call replaces last_stats
+    assert llm.cached_tokens == cached  # type: ignore[attr-defined]
+    answer = next(e for e in events if isinstance(e, StateAnswer))
+    assert answer.text == "Nothing needs you right now."
+    done = next(e for e in events if isinstance(e, TurnDone))
+    assert done.path == "state" and done.text == answer.text
+    assert [i.kind for i in session.conv.items] == ["user", "assistant"]
+    assert session.ledger.calls == []
+    await runtime.close()
+
+
+async def test_barge_in_keeps_only_what_was_delivered(llm: LLM, tmp_path: Path) -> None:
+    runtime = make_runtime(llm, tmp_path, reserve=300)
+    session = runtime.open_session()
+    heard: list[str] = []
+
+    def on(event: Event) -> None:
+        if isinstance(event, TextDelta):
+            heard.append(event.text)
+            if len(heard) == 4:
+                session.cancel(delivered_text="".join(heard[:2]))
+
+    events = await collect(session, "Tell me a long story about a dragon and a knight.", on)
+    done = next(e for e in events if isinstance(e, TurnDone))
+    delivered = "".join(heard[:2])
+    assert done.interrupted and done.text == delivered.strip()
+    assert llm.last_stats.cancelled
+    assert llm.last_stats.generated_tokens < 300
+    last = session.conv.items[-1]
+    assert last.interrupted and last.content == delivered
+    assert session.ledger.prompt(session.conv).count(delivered) == 1
+    stored = runtime.store.events(session.id, kinds=["assistant"])[-1]
+    assert stored.content == delivered and stored.meta["interrupted"] is True
+    # The conversation goes on after the interruption.
+    events = await collect(session, "What time is it?")
+    assert any(isinstance(e, StateAnswer) for e in events)
+    await runtime.close()

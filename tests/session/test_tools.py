@@ -1,0 +1,270 @@
+"""Tools: bad arguments are results, the web tools against a real local server, the registry."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from bot.tools.base import ToolContext
+from bot.tools.core import PAGE_CHARS
+from bot.tools.grammar import tool_call_grammar
+from bot.tools.registry import ActiveTools, ToolRegistry, compact_schema, default_registry
+from bot.tools.web import NOT_CONFIGURED, check_url, readable_text
+from config import Settings, load_settings
+from memory.store import Store
+
+PAGE = """<html><head><title>Tide tables</title><style>p{color:red}</style>
+<script>alert("no")</script></head><body><nav>Home</nav><h1>High tide</h1>
+<p>High tide is at <b>6:42</b> today.</p><p>Low tide at 12:55.</p></body></html>"""
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[str]:
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=PAGE, content_type="text/html")
+
+    async def big(request: web.Request) -> web.Response:
+        return web.Response(text="<p>" + "tide " * 100_000 + "</p>", content_type="text/html")
+
+    async def binary(request: web.Request) -> web.Response:
+        return web.Response(body=b"\x89PNG....", content_type="image/png")
+
+    async def hop(request: web.Request) -> web.Response:
+        raise web.HTTPFound("/page")
+
+    async def to_file(request: web.Request) -> web.Response:
+        raise web.HTTPFound("file:///etc/passwd")
+
+    async def search(request: web.Request) -> web.Response:
+        q = request.query["q"]
+        assert request.query["format"] == "json"
+        results = [
+            {
+                "title": f"About {q} {n}",
+                "url": f"https://example.org/{n}",
+                "content": f"Snippet {n} on {q}.",
+            }
+            for n in range(8)
+        ]
+        return web.json_response({"query": q, "results": results})
+
+    app = web.Application()
+    app.add_routes(
+        [
+            web.get("/page", page),
+            web.get("/big", big),
+            web.get("/img", binary),
+            web.get("/hop", hop),
+            web.get("/to-file", to_file),
+            web.get("/search", search),
+        ]
+    )
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    yield f"http://127.0.0.1:{port}"
+    await runner.cleanup()
+
+
+def ctx(
+    settings: Settings | None = None, store: Store | None = None, active: ActiveTools | None = None
+) -> ToolContext:
+    return ToolContext(
+        settings=settings or load_settings(),
+        store=store,
+        session_id="",
+        load_group=active.load if active else None,
+    )
+
+
+async def run(
+    name: str, args: dict[str, object], context: ToolContext
+) -> tuple[bool, str, dict[str, object]]:
+    tool = default_registry().get(name)
+    assert tool is not None
+    out = await tool.run(args, context)
+    return out.ok, out.content, out.data
+
+
+async def test_bad_arguments_become_readable_errors() -> None:
+    c = ctx()
+    cases: list[tuple[str, dict[str, object]]] = [
+        ("fetch_webpage", {}),
+        ("fetch_webpage", {"url": 42, "extra": 1}),
+        ("web_search", {"query": ""}),
+        ("render_table", {"columns": ["a", "b"], "rows": [["1"]]}),
+        ("get_time", {"timezone": ["x"]}),
+        ("get_context", {"offset": -5}),
+        ("load_tool_group", {}),
+        ("think", {"thought": None}),
+    ]
+    for name, args in cases:
+        ok, content, _ = await run(name, args, c)
+        assert not ok, name
+        assert content.startswith(f"error: bad arguments for {name}"), content
+
+
+async def test_failures_inside_handlers_are_results_too() -> None:
+    ok, content, _ = await run("get_time", {"timezone": "Mars/Olympus"}, ctx())
+    assert not ok and "unknown time zone" in content
+    ok, content, _ = await run("get_context", {"ids": ["ev-1"]}, ctx())
+    assert not ok and "no memory store is open" in content
+    ok, content, _ = await run("load_tool_group", {"group": "web"}, ctx())
+    assert not ok and "cannot be loaded" in content
+
+
+async def test_render_table_goes_to_the_page_not_the_context() -> None:
+    rows = [[f"plan {n}", n * 10, None] for n in range(50)]
+    ok, content, data = await run(
+        "render_table", {"title": "Plans", "columns": ["plan", "GB", "note"], "rows": rows}, ctx()
+    )
+    assert ok and "Shown on the page" in content and len(content) < 200
+    assert data["columns"] == ["plan", "GB", "note"]
+    assert data["rows"][3] == ["plan 3", "30", ""]  # type: ignore[index]
+
+
+async def test_get_time_answers_with_a_zone() -> None:
+    ok, content, data = await run("get_time", {"timezone": "Europe/Paris"}, ctx())
+    assert ok and "UTC+0" in content and str(data["iso"]).count("T") == 1
+
+
+async def test_web_search_without_an_endpoint_says_so() -> None:
+    ok, content, _ = await run("web_search", {"query": "tides"}, ctx())
+    assert not ok and content == NOT_CONFIGURED
+
+
+async def test_web_search_reads_a_searxng_endpoint(server: str) -> None:
+    settings = load_settings(tools={"web_search_url": f"{server}/search"})
+    ok, content, data = await run("web_search", {"query": "tides", "limit": 3}, ctx(settings))
+    assert ok
+    assert content.splitlines()[0] == "1. About tides 0"
+    assert "https://example.org/2" in content and "About tides 3" not in content
+    assert len(data["results"]) == 3  # type: ignore[arg-type]
+
+
+async def test_fetch_webpage_extracts_readable_text(server: str) -> None:
+    settings = load_settings(tools={"fetch_allow_private": True})
+    ok, content, data = await run("fetch_webpage", {"url": f"{server}/page"}, ctx(settings))
+    assert ok
+    assert content.startswith("Tide tables\n")
+    assert "High tide is at 6:42 today." in content and "Low tide at 12:55." in content
+    assert "alert" not in content and "color:red" not in content
+    assert data["title"] == "Tide tables"
+    ok, content, _ = await run("fetch_webpage", {"url": f"{server}/hop"}, ctx(settings))
+    assert ok and "High tide" in content
+
+
+async def test_fetch_webpage_caps_size_and_refuses_binary(server: str) -> None:
+    settings = load_settings(
+        tools={"fetch_allow_private": True, "fetch_max_bytes": 50_000, "fetch_max_chars": 4000}
+    )
+    ok, content, data = await run("fetch_webpage", {"url": f"{server}/big"}, ctx(settings))
+    assert ok and "(cut to the first part)" in content
+    assert data["chars"] == 4000
+    ok, content, _ = await run("fetch_webpage", {"url": f"{server}/img"}, ctx(settings))
+    assert not ok and "not a text page" in content
+
+
+async def test_the_guard_refuses_loopback_unless_allowed(server: str) -> None:
+    ok, content, _ = await run("fetch_webpage", {"url": f"{server}/page"}, ctx())
+    assert not ok and "local or private address" in content and "127.0.0.1" in content
+    host = server.replace("127.0.0.1", "localhost")
+    ok, content, _ = await run("fetch_webpage", {"url": f"{host}/page"}, ctx())
+    assert not ok and "refused" in content
+    for url in ("file:///etc/passwd", "ftp://example.com/x", "gopher://x", "http:///nohost"):
+        ok, content, _ = await run("fetch_webpage", {"url": url}, ctx())
+        assert not ok and "refused" in content, url
+    settings = load_settings(tools={"fetch_allow_private": True})
+    ok, content, _ = await run("fetch_webpage", {"url": f"{server}/to-file"}, ctx(settings))
+    assert not ok and "only http and https" in content
+    for private in (
+        "http://10.1.2.3/",
+        "http://192.168.0.1/",
+        "http://169.254.169.254/",
+        "http://[::1]/",
+    ):
+        with pytest.raises(ValueError, match="local or private"):
+            await check_url(private, allow_private=False)
+
+
+def test_readable_text_skips_markup() -> None:
+    title, text = readable_text(PAGE)
+    assert title == "Tide tables"
+    assert text.splitlines()[:2] == ["Home", "High tide"]
+
+
+async def test_get_context_reads_the_event_log_by_id_and_offset(tmp_path: Path) -> None:
+    store = Store(tmp_path / "annie.db")
+    sid = store.start_session()
+    long = "".join(f"line {n}\n" for n in range(3000))
+    ev = store.append_event(sid, "tool_result", long, name="fetch_webpage", meta={"turn": 2})
+    store.append_event(sid, "user", "what about the tides?", meta={"turn": 3})
+    task = store.add_task("call the bank", pending="user")
+    c = ToolContext(settings=load_settings(), store=store, session_id=sid)
+    ok, content, _ = await run("get_context", {"ids": [ev]}, c)
+    assert ok and content.startswith(f"{ev} (tool_result, fetch_webpage")
+    assert f'get_context(ids=["{ev}"], offset={PAGE_CHARS})' in content
+    ok, content, _ = await run("get_context", {"ids": [ev], "offset": PAGE_CHARS}, c)
+    assert long[PAGE_CHARS : PAGE_CHARS + 20] in content
+    ok, content, _ = await run("get_context", {"type": "turns", "ids": ["3"]}, c)
+    assert ok and content == "[turn 3] User: what about the tides?"
+    ok, content, _ = await run("get_context", {"ids": [task, "ev-999", "bogus"]}, c)
+    assert (
+        "call the bank" in content
+        and "ev-999: no such event" in content
+        and "unknown id" in content
+    )
+    ok, content, _ = await run("get_context", {}, c)
+    assert not ok
+    store.close()
+
+
+async def test_groups_load_on_demand_and_gate_calls() -> None:
+    registry = default_registry()
+    active = ActiveTools(registry)
+    assert active.loaded == ["core", "memory"]
+    assert active.callable("web_search") is None and active.callable("get_context") is not None
+    load = registry.get("load_tool_group")
+    assert load is not None and "- web:" in load.description and "- core:" not in load.description
+    ok, content, _ = await run("load_tool_group", {"group": "web"}, ctx(active=active))
+    assert ok and content.startswith("Loaded the web tools")
+    assert json.loads(content.splitlines()[1])["name"] == "web_search"
+    assert active.callable("web_search") is not None
+    assert active.prefix_groups == ["core", "memory"]  # the prompt head does not change
+    ok, content, _ = await run("load_tool_group", {"group": "nope"}, ctx(active=active))
+    assert not ok and "no tool group 'nope'" in content
+
+
+def test_schemas_are_compact_and_names_unique() -> None:
+    registry = default_registry()
+    text = json.dumps(registry.schemas(registry.groups))
+    # Property names may be "title"; pydantic's "title": "Title" labels are gone.
+    assert not re.search(r'"title": "[A-Z]', text) and '"type": "null"' not in text
+    spec = compact_schema(
+        {
+            "properties": {
+                "title": {"title": "Title", "anyOf": [{"type": "string"}, {"type": "null"}]}
+            }
+        }
+    )
+    assert spec == {"properties": {"title": {"type": "string"}}}
+    tool = registry.get("get_time")
+    assert tool is not None
+    with pytest.raises(ValueError, match="two tools"):
+        ToolRegistry([tool, tool])
+
+
+def test_tool_choice_grammar_spells_one_call() -> None:
+    registry = default_registry()
+    save = registry.get("save_note")
+    assert save is not None
+    grammar = tool_call_grammar(save)
+    assert grammar.startswith('root ::= "<tool_call>\\n{\\"name\\": \\"save_note\\"')
+    assert '\\"text\\": ' in grammar and "kind" not in grammar.split("\n")[0]
