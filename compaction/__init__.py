@@ -1,0 +1,9 @@
+"""Three-tier compaction (seed 003): clear tool results, summarize in idle time, persist on exit.
+
+`create_hooks(ctx)` is what the session loop and `replay` install (see `context.hooks`); it
+returns a `Compactor`, one per session.
+"""
+
+from compaction.compactor import Compactor, create_hooks
+
+__all__ = ["Compactor", "create_hooks"]

@@ -13,8 +13,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Lists the model may fill are capped so a long session cannot grow the checkpoint without
-# bound; protected lists are never capped (losing one would be a false statement).
+# Open questions get answered, so only the most recent are carried; every other list is a
+# union, and only the descriptive ones may be shortened when the checkpoint outgrows its cap.
 DESCRIPTIVE_CAP = 6
 SUMMARY_MAX_CHARS = 900
 
@@ -34,8 +34,8 @@ class Checkpoint:
     notes: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
     summary: str = ""
-    # Event ids of everything the checkpoint stands for, as (first, last); recoverable by id.
-    covers: list[int] = field(default_factory=list)
+    # The first and last event ids the checkpoint stands for; each is recoverable by id.
+    covers: list[str] = field(default_factory=list)
     turns: int = 0
 
     PROTECTED = (
@@ -97,10 +97,10 @@ def merge(earlier: Checkpoint, later: Checkpoint) -> Checkpoint:
         summary = f"{earlier.summary.strip()} {summary}".strip()
     if len(summary) > SUMMARY_MAX_CHARS:
         summary = "…" + summary[-(SUMMARY_MAX_CHARS - 1) :]
-    covers = [c for c in (earlier.covers + later.covers) if c]
+    covers = (earlier.covers or later.covers)[:1] + (later.covers or earlier.covers)[-1:]
     return Checkpoint(
         goal=later.goal or earlier.goal,
-        decisions=_recent(earlier.decisions, later.decisions, DESCRIPTIVE_CAP),
+        decisions=_union(earlier.decisions, later.decisions),
         commitments=_union(earlier.commitments, later.commitments),
         corrections=_union(earlier.corrections, later.corrections),
         facts=_union(earlier.facts, later.facts),
@@ -110,7 +110,7 @@ def merge(earlier: Checkpoint, later: Checkpoint) -> Checkpoint:
         notes=_union(earlier.notes, later.notes),
         ids=_union(earlier.ids, later.ids),
         summary=summary,
-        covers=[min(covers), max(covers)] if covers else [],
+        covers=covers,
         turns=earlier.turns + later.turns,
     )
 

@@ -41,6 +41,8 @@ _IDS = re.compile(
     r"|\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b"
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# Abbreviations that end in a period without ending the sentence ("Dr. Okafor").
+_ABBREVIATIONS = ("dr.", "mr.", "mrs.", "ms.", "st.", "prof.", "e.g.", "i.e.", "vs.", "ave.")
 
 NOTE_TOOLS = {"save_note"}
 TASK_TOOLS = {"add_task", "create_task", "task_add", "remind_me", "set_reminder"}
@@ -50,7 +52,7 @@ TASK_TOOLS = {"add_task", "create_task", "task_add", "remind_me", "set_reminder"
 class LogEntry:
     """One model-visible event, reduced to what the rules read."""
 
-    id: int
+    id: str
     kind: str  # user | assistant | tool_call | tool_result | summary | ...
     text: str = ""
     name: str = ""
@@ -58,7 +60,16 @@ class LogEntry:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+    out: list[str] = []
+    for piece in _SENTENCE.split(text.strip()):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if out and out[-1].lower().endswith(_ABBREVIATIONS):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def _user_sentence_matches(text: str, pattern: re.Pattern[str]) -> list[str]:
@@ -114,12 +125,16 @@ def extract(entries: Iterable[LogEntry]) -> Checkpoint:
                     cp.commitments.append(task)
             for value in entry.arguments.values():
                 if isinstance(value, str):
-                    _add_ids(cp, value)
+                    # URLs a tool fetched stay in the log by call id; only the user's own
+                    # references (codes, order numbers) are worth carrying forward.
+                    _add_ids(cp, value, urls=False)
     return cp
 
 
-def _add_ids(cp: Checkpoint, text: str) -> None:
+def _add_ids(cp: Checkpoint, text: str, *, urls: bool = True) -> None:
     for value in find_ids(text):
+        if not urls and value.startswith(("http://", "https://")):
+            continue
         if value not in cp.ids:
             cp.ids.append(value)
 
@@ -142,3 +157,20 @@ def open_questions(entries: list[LogEntry]) -> list[str]:
         if not replied:
             out.append(sentences(entry.text)[-1])
     return out
+
+
+def entry_from_event(event_id: str, kind: str, content: str, name: str = "") -> LogEntry:
+    """A stored event as a LogEntry; tool-call content may be JSON arguments or a call object."""
+    arguments: dict[str, Any] = {}
+    if kind == "state_answer":
+        kind = "assistant"
+    if kind == "tool_call":
+        try:
+            data = json.loads(content)
+        except (json.JSONDecodeError, TypeError):
+            data = None
+        if isinstance(data, dict):
+            inner = data.get("arguments")
+            arguments = inner if isinstance(inner, dict) else data
+            name = name or str(data.get("name", ""))
+    return LogEntry(id=event_id, kind=kind, text=content, name=name, arguments=arguments)

@@ -1,0 +1,286 @@
+"""The compactor: one per session, implementing the conversation loop's compaction hooks.
+
+After each turn the monitor reads the ledger; tier 1 runs at once (no model call), tier 2 is
+queued and runs in `on_idle` with a cancel event that `on_user_activity` sets, and it is forced
+synchronously in `before_call` only when the next call would not fit. After any compaction the
+new prompt is re-prefilled in idle time so the user's next turn hits the cache. `on_disconnect`
+runs tier 3. Every compaction comes back as a `CompactionEvent`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from bot.events import CompactionEvent
+from compaction import tier3
+from compaction.checkpoint import Checkpoint, render
+from compaction.guard import ensure_protected, required_items
+from compaction.monitor import Action, MonitorState, decide
+from compaction.summarize import SummaryCancelled
+from compaction.tier1 import ItemView, Tier1Plan, plan_tier1
+from compaction.tier2 import (
+    apply_tier2,
+    entries_from_items,
+    event_ids,
+    plan_tier2,
+    still_valid,
+    summary_item,
+)
+from compaction.writer import CheckpointWriter
+from context.conversation import Conversation, cleared_placeholder
+from context.hooks import HookContext
+from context.ledger import Ledger
+from models.base import CallStats, ModelError
+
+
+@dataclass
+class Reprefill:
+    """One idle-time re-prefill: what the compaction predicted and what the model evaluated."""
+
+    tier: int
+    predicted: int
+    stats: CallStats
+
+
+class Compactor:
+    """Three-tier compaction for one session (see `context.hooks.CompactionHooks`)."""
+
+    def __init__(self, ctx: HookContext) -> None:
+        self.ctx = ctx
+        self.settings = ctx.settings
+        self.cfg = ctx.settings.compaction
+        self.store = ctx.store
+        self.llm = ctx.llm
+        self.session_id = ctx.session_id
+        self.state = MonitorState()
+        self.writer = CheckpointWriter(ctx)
+        self.tier2_pending = False
+        self.tier2_cancelled = 0
+        self.events: list[CompactionEvent] = []
+        self.reprefills: list[Reprefill] = []
+        self._reprefill_due: tuple[int, int] | None = None
+        self._cancel: asyncio.Event | None = None
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        return self.writer.checkpoint
+
+    # --- hooks --------------------------------------------------------------------------
+
+    async def before_call(
+        self, conv: Conversation, ledger: Ledger, needed_tokens: int
+    ) -> list[CompactionEvent]:
+        usage = ledger.usage(conv)
+        self.state.read(conv.turn, usage.fraction, "before_call")
+        if needed_tokens <= ledger.window:
+            return []
+        # The call would not fit: the one place the user waits for compaction.
+        out: list[CompactionEvent] = []
+        over = needed_tokens - ledger.window
+        target = max(0.0, (usage.total - over) / ledger.window)
+        event = self._tier1(conv, ledger, target=min(target, self.cfg.tier1_target), forced=True)
+        if event is not None:
+            out.append(event)
+            over -= event.tokens_before - event.tokens_after
+        if over > 0:
+            cancel = asyncio.Event()
+            event2 = await self._tier2(conv, ledger, cancel=cancel, forced=True)
+            if event2 is not None:
+                out.append(event2)
+        return out
+
+    async def after_turn(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
+        usage = ledger.usage(conv)
+        self.state.read(conv.turn, usage.fraction, "after_turn")
+        plan = self._plan_tier1(conv, ledger, usage.total, self.cfg.tier1_target)
+        after = None if plan.empty else plan.used_after / ledger.window
+        action = decide(usage.fraction, conv.turn, self.state, self.cfg, tier1_fraction_after=after)
+        if action is Action.TIER1:
+            event = self._tier1(conv, ledger, target=self.cfg.tier1_target, plan=plan)
+            return [event] if event is not None else []
+        if action is Action.QUEUE_TIER2:
+            self.tier2_pending = True
+        return []
+
+    async def on_idle(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
+        out: list[CompactionEvent] = []
+        if self.tier2_pending:
+            self._cancel = asyncio.Event()
+            try:
+                event = await self._tier2(conv, ledger, cancel=self._cancel)
+            except SummaryCancelled:
+                self.tier2_cancelled += 1
+                return out
+            except asyncio.CancelledError:
+                self.tier2_cancelled += 1
+                raise
+            finally:
+                self._cancel = None
+            if event is not None:
+                out.append(event)
+        await self._reprefill(conv, ledger)
+        return out
+
+    def on_user_activity(self) -> None:
+        if self._cancel is not None:
+            self._cancel.set()
+
+    async def on_disconnect(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
+        self.on_user_activity()
+        started = time.perf_counter()
+        event = await tier3.persist(self, conv, ledger, started)
+        self._emit(event)
+        return [event]
+
+    # --- tier 1 ---------------------------------------------------------------------------
+
+    def _plan_tier1(
+        self, conv: Conversation, ledger: Ledger, used: int, target: float
+    ) -> Tier1Plan:
+        by_id = {item.id: item for item in conv.items}
+
+        def placeholder_tokens(item_id: str) -> int:
+            item = by_id[item_id]
+            message = item.message()
+            message["content"] = cleared_placeholder(item.id, item.original_tokens)
+            return ledger.message_tokens(message)
+
+        views = [
+            ItemView(item.id, item.kind, ledger.item_tokens(item), item.cleared, item.turn)
+            for item in conv.items
+        ]
+        return plan_tier1(
+            views,
+            used=used,
+            window=ledger.window,
+            target=target,
+            keep_recent=self.cfg.keep_recent_tool_results,
+            placeholder_tokens=placeholder_tokens,
+        )
+
+    def _tier1(
+        self,
+        conv: Conversation,
+        ledger: Ledger,
+        *,
+        target: float,
+        plan: Tier1Plan | None = None,
+        forced: bool = False,
+    ) -> CompactionEvent | None:
+        started = time.perf_counter()
+        before = ledger.usage(conv).total
+        plan = plan or self._plan_tier1(conv, ledger, before, target)
+        if plan.empty:
+            return None
+        wanted = set(plan.clear_ids)
+        changed = conv.clear([item for item in conv.items if item.id in wanted])
+        reinserted = ensure_protected(
+            conv, ledger, required_items(self.writer.checkpoint, self.store), plan.first_index
+        )
+        after = ledger.usage(conv).total
+        reprefill = after - ledger.offset(conv, plan.first_index)
+        self.state.last_tier1_turn = conv.turn
+        self._reprefill_due = (1, reprefill)
+        detail = (
+            f"cleared {changed} tool results before item {plan.first_index}"
+            f" ({before / ledger.window:.0%} → {after / ledger.window:.0%})"
+            + (", forced: the next call would not fit" if forced else "")
+            + (f", re-inserted {reinserted} protected items" if reinserted else "")
+        )
+        return self._emit(
+            CompactionEvent(
+                tier=1,
+                tokens_before=before,
+                tokens_after=after,
+                items_affected=changed,
+                reprefill_tokens=reprefill,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                detail=detail,
+            )
+        )
+
+    # --- tier 2 ---------------------------------------------------------------------------
+
+    async def _tier2(
+        self, conv: Conversation, ledger: Ledger, *, cancel: asyncio.Event, forced: bool = False
+    ) -> CompactionEvent | None:
+        started = time.perf_counter()
+        plan = plan_tier2(conv, ledger, tail_budget=self._tail_budget(conv, ledger))
+        if plan.empty:
+            self.tier2_pending = False
+            return None
+        head = conv.items[: plan.cut]
+        entries = entries_from_items(head)
+        # The model call: the only await, and the only step a user turn can cancel.
+        cp = await self.writer.next_checkpoint(entries, cancel=cancel)
+        if not still_valid(conv, plan):
+            return None  # the conversation moved under us; stays queued for the next idle
+        before = ledger.usage(conv).total
+        tail_ids = event_ids(conv.items[plan.cut :])
+        item_id = self.writer.save(cp, tier=2, tail_event_ids=tail_ids)
+        apply_tier2(conv, plan, [summary_item(item_id, cp, head)])
+        self.writer.commit(cp)
+        reinserted = ensure_protected(conv, ledger, required_items(cp, self.store), 0)
+        after = ledger.usage(conv).total
+        reprefill = after - ledger.offset(conv, 0)
+        self.tier2_pending = False
+        self.state.last_tier2_turn = conv.turn
+        self._reprefill_due = (2, reprefill)
+        detail = (
+            f"summarized {len(plan.ids)} items into {item_id}"
+            f" ({before / ledger.window:.0%} → {after / ledger.window:.0%})"
+            f"; summary by {self.writer.last_source}"
+            + (", forced: the next call would not fit" if forced else "")
+            + (f", re-inserted {reinserted} protected items" if reinserted else "")
+        )
+        return self._emit(
+            CompactionEvent(
+                tier=2,
+                tokens_before=before,
+                tokens_after=after,
+                items_affected=len(plan.ids),
+                reprefill_tokens=reprefill,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                detail=detail,
+            )
+        )
+
+    def _tail_budget(self, conv: Conversation, ledger: Ledger) -> int:
+        """The verbatim tail: the lane budget, smaller if needed to reach the tier-2 target."""
+        usage = ledger.usage(conv)
+        outside = usage.total - sum(usage.by_item.values())
+        current = self.writer.checkpoint
+        estimate = ledger.count(render(current)) if not current.is_empty() else 0
+        room = int(self.cfg.tier2_target * ledger.window) - outside - estimate - 64
+        return max(0, min(self.settings.context.budget("history_tail"), room))
+
+    # --- shared -----------------------------------------------------------------------------
+
+    async def _reprefill(self, conv: Conversation, ledger: Ledger) -> None:
+        """Evaluate the compacted prompt now, so the next user turn only adds its own tokens."""
+        if self._reprefill_due is None or self.llm is None:
+            return
+        if not any(call.label != "reprefill" for call in ledger.calls):
+            # Nothing was ever evaluated for this conversation (a replay): no cache to keep warm.
+            return
+        tier, predicted = self._reprefill_due
+        prompt = ledger.prompt(conv, add_generation_prompt=False)
+        try:
+            stats = await self.llm.prefill(prompt)
+        except ModelError:
+            return  # the next call pays for it instead; nothing is lost
+        self._reprefill_due = None
+        ledger.record_call(stats, turn=conv.turn, label="reprefill")
+        conv.mark_sent()
+        self.reprefills.append(Reprefill(tier, predicted, stats))
+
+    def _emit(self, event: CompactionEvent) -> CompactionEvent:
+        self.events.append(event)
+        return event
+
+
+def create_hooks(ctx: HookContext) -> Compactor:
+    """The factory `context.hooks.default_hooks_factory` finds in this package."""
+    return Compactor(ctx)

@@ -1,0 +1,60 @@
+"""Tier 3: on disconnect or clean shutdown, persist the checkpoint, summary and recent tail.
+
+The session's running checkpoint is merged with everything still in view, the live tables are
+re-read, and the result goes to the store as a tier-3 checkpoint with the ids of the verbatim
+tail, which is what the next session's loader (`memory.loader`) builds its briefing from. The
+model may polish the summary for at most `compaction.tier3_summary_s`; after that the rules'
+checkpoint is saved as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from bot.events import CompactionEvent
+from compaction.checkpoint import render
+from compaction.summarize import SummaryCancelled
+from compaction.tier2 import entries_from_items, event_ids, plan_tier2
+from context.conversation import Conversation
+from context.ledger import Ledger
+
+if TYPE_CHECKING:
+    from compaction.compactor import Compactor
+
+
+async def persist(
+    compactor: Compactor, conv: Conversation, ledger: Ledger, started: float
+) -> CompactionEvent:
+    """Write the tier-3 checkpoint; returns its event."""
+    before = ledger.usage(conv).total
+    visible = [item for item in conv.items if item.kind != "summary"]
+    entries = entries_from_items(visible)
+    writer = compactor.writer
+    cancel = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    timer = loop.call_later(compactor.cfg.tier3_summary_s, cancel.set)
+    try:
+        cp = await writer.next_checkpoint(entries, cancel=cancel)
+    except SummaryCancelled:
+        cp = await writer.next_checkpoint(entries, cancel=cancel, use_model=False)
+    finally:
+        timer.cancel()
+    plan = plan_tier2(conv, ledger, tail_budget=compactor.settings.context.budget("history_tail"))
+    tail_ids = event_ids(conv.items[plan.cut :])
+    checkpoint_id = writer.save(cp, tier=3, tail_event_ids=tail_ids)
+    writer.commit(cp)
+    after = ledger.count(render(cp))
+    return CompactionEvent(
+        tier=3,
+        tokens_before=before,
+        tokens_after=after,
+        items_affected=len(visible),
+        reprefill_tokens=0,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        detail=(
+            f"persisted {checkpoint_id} with a tail of {len(tail_ids)} events for the next "
+            f"session; summary by {writer.last_source}"
+        ),
+    )

@@ -1,0 +1,56 @@
+"""A session process for the kill -9 test: completes some turns, then streams a slow answer.
+
+Run as `python -m tests.compaction.crash_child N` with ANNIE_HOME set. It prints `DONE i` after
+each completed turn and `STREAMING` once the last turn's answer has started; the parent kills
+it with SIGKILL at that point, so no tier-3 record is ever written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from bot.events import TextDelta
+from bot.runtime import Runtime
+from config import load_settings
+from memory.store import Store
+from models import load_tokenizer
+from models.fakes import ScriptedLLM
+
+TURNS = [
+    ("Hi Annie, I want to plan my sister's birthday.", "Lovely. Tell me about her."),
+    ("actually my sister's name is Ana, not Anna", "Thanks, Ana it is."),
+    ("My booking reference for the venue is QX-7731.", "Noted: QX-7731."),
+    ("She likes jazz and green tea.", "Jazz and green tea, got it."),
+]
+LAST = "Can you draft the whole plan for the day, hour by hour?"
+SLOW_ANSWER = "Here is the plan. " + "We start in the morning and then we walk. " * 60
+
+
+def reply(prompt: str) -> str:
+    for question, answer in TURNS:
+        if prompt.rstrip().endswith(f"{question}<|im_end|>\n<|im_start|>assistant"):
+            return answer
+    return SLOW_ANSWER
+
+
+async def main(completed: int) -> None:
+    settings = load_settings(context={"window": 16384})
+    tokenizer = load_tokenizer(settings)
+    llm = ScriptedLLM(tokenizer, reply, n_ctx=16384, token_delay_s=0.05)
+    runtime = Runtime(settings, llm=llm, store=Store(settings.db_path), tokenizer=tokenizer)
+    session = runtime.open_session(meta={"front_end": "crash-test"})
+    print(f"SESSION {session.id}", flush=True)
+    for i, (question, _) in enumerate(TURNS[:completed], start=1):
+        async for _event in session.handle_text(question):
+            pass
+        await session.wait_idle()
+        print(f"DONE {i}", flush=True)
+    async for event in session.handle_text(LAST):
+        if isinstance(event, TextDelta):
+            print("STREAMING", flush=True)
+            await asyncio.sleep(60)  # the parent kills the process during this turn
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1])))

@@ -1,0 +1,73 @@
+"""The next-session loader on a real SQLite file: budgets, crash rebuilds, merged checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compaction.checkpoint import Checkpoint
+from memory.loader import build_briefing, previous_session
+from memory.store import Store
+from models import Tokenizer
+
+
+def test_no_previous_session_gives_an_empty_briefing(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    store = Store(tmp_path / "annie.db")
+    current = store.start_session()
+    briefing = build_briefing(store, budget=750, count=tokenizer.count, current_session_id=current)
+    assert briefing.text == "" and briefing.tokens == 0 and not briefing.rebuilt_from_log
+
+
+def test_a_crash_after_tier2_merges_the_checkpoint_with_the_later_log(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    store = Store(tmp_path / "annie.db")
+    sid = store.start_session()
+    early = Checkpoint(
+        goal="plan the birthday",
+        corrections=["actually my sister's name is Ana, not Anna"],
+        summary="We chose a jazz theme.",
+        covers=["ev-1", "ev-20"],
+        turns=10,
+    )
+    ckpt = store.save_checkpoint(sid, 2, early.to_json(), early.summary, [])
+    store.append_event(sid, "user", "The venue reference is QX-7731.")
+    store.append_event(sid, "assistant", "Noted.")
+    store.append_event(sid, "tool_call", '{"text": "Cake from Rosa\'s"}', name="save_note")
+    current = store.start_session()
+
+    prev = previous_session(store, current)
+    assert prev.rebuilt_from_log and prev.checkpoint_id == ckpt
+    assert prev.checkpoint.corrections == early.corrections  # from the tier-2 checkpoint
+    assert "QX-7731" in prev.checkpoint.ids  # from the log after it
+    assert prev.checkpoint.notes == ["Cake from Rosa's"]
+
+    briefing = build_briefing(store, budget=750, count=tokenizer.count, current_session_id=current)
+    for needle in ("ended unexpectedly", "We chose a jazz theme.", early.corrections[0], "QX-7731"):
+        assert needle in briefing.text
+    assert ckpt in briefing.source_ids
+
+
+def test_the_briefing_stays_within_its_budget_most_important_first(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    store = Store(tmp_path / "annie.db")
+    sid = store.start_session()
+    cp = Checkpoint(
+        goal="plan the birthday",
+        corrections=["actually my sister's name is Ana, not Anna"],
+        facts=[f"My cousin number {i} lives in town {i}." for i in range(30)],
+        summary="We planned a party.",
+    )
+    store.save_checkpoint(sid, 3, cp.to_json(), cp.summary, [])
+    store.add_task("Order the cake", pending="user")
+    note = store.add_note("The bakery on Elm Street closes at six.")
+    current = store.start_session()
+    small = build_briefing(store, budget=60, count=tokenizer.count, current_session_id=current)
+    assert 0 < small.tokens <= 60 and small.dropped > 0
+    assert small.text.startswith("Last conversation (")
+    assert "Summary: We planned a party." in small.text
+    big = build_briefing(store, budget=750, count=tokenizer.count, current_session_id=current)
+    assert big.tokens <= 750
+    assert "Correction: actually my sister's name is Ana, not Anna" in big.text
+    assert "Order the cake" in big.text
+    assert "Note: The bakery on Elm Street closes at six." in big.text and note in big.source_ids
