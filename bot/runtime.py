@@ -166,7 +166,7 @@ class Runtime:
         llm = self.llm
         settings = self.session_settings()
         ledger = Ledger(
-            self.codec(), window=self.window, reserve_output=settings.context.reserve_output
+            self.codec(), window=self.window, reserve_output=settings.context.reserved_output
         )
         assembler = Assembler(settings, ledger)
         session_id = self.store.start_session(meta or {"front_end": "runtime"})

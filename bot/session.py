@@ -265,7 +265,7 @@ class Session:
         for round_no in range(ctx.max_tool_rounds + 1):
             last_round = round_no == ctx.max_tool_rounds
             t_asm = time.perf_counter()
-            needed = self.ledger.usage(self.conv).total + ctx.reserve_output
+            needed = self.ledger.usage(self.conv).total + ctx.reserved_output
             for ev in await self.hooks.before_call(self.conv, self.ledger, needed):
                 yield self._compaction(ev, turn_id)
             asm = self.assembler.assemble(
@@ -280,7 +280,7 @@ class Session:
             )
             self.log("manifest", manifest_json(asm.envelope), turn_id, meta={"round": round_no})
             raw, shown = "", 0
-            max_tokens = max(1, min(ctx.reserve_output, self.ledger.window - asm.usage.total))
+            max_tokens = max(1, min(ctx.reserved_output, self.ledger.window - asm.usage.total))
             t_model = time.perf_counter()
             if not self._cancel.is_set():
                 stream = llm.stream(

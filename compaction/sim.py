@@ -100,7 +100,7 @@ class Simulator:
         # False: the caller runs `compactor.on_idle` itself (to interleave a user turn).
         self.idle = idle
         window = settings.context.window
-        self.ledger = Ledger(codec, window=window, reserve_output=settings.context.reserve_output)
+        self.ledger = Ledger(codec, window=window, reserve_output=settings.context.reserved_output)
         self.assembler = Assembler(settings, self.ledger)
         self.store = store
         self.session_id: str = store.start_session({"front_end": "sim"})

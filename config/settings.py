@@ -74,6 +74,15 @@ class ContextSettings(_Section):
     system_prompt_file: str = "system_prompt.md"
     budgets: BudgetSettings = BudgetSettings()
 
+    @property
+    def reserved_output(self) -> int:
+        """Tokens kept for the answer: `reserve_output`, but at most an eighth of the window.
+
+        At small windows a fixed 1,024 would cap the prompt below the tier-2 threshold, so
+        tier 2 could only ever run forced.
+        """
+        return max(1, min(self.reserve_output, self.window // 8))
+
     def budget(self, lane: str) -> int:
         """A lane's budget at this window: the 32k figure scaled by window / 32768."""
         base: int = getattr(self.budgets, lane)

@@ -24,7 +24,7 @@ from bot.runtime import load_system_prompt
 from bot.tools.registry import ActiveTools, default_registry
 from compaction.sim import SimResult, Simulator, scripted_summary
 from compaction.trace import PlantedFact, generate
-from config import Settings, load_settings
+from config import load_settings
 from memory.store import Store
 from models import LLM, load_llm, load_tokenizer
 from models.fakes import ScriptedLLM
@@ -42,11 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="summarize with the small real model (slow on CPU) instead of the scripted one",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def _reserve(settings: Settings, window: int) -> int:
-    # The configured reserve is sized for 32k; at small windows it would eat the tier-2 band.
-    return min(settings.context.reserve_output, window // 8)
 
 
 def _stats(values: list[int]) -> dict[str, float]:
@@ -72,8 +67,7 @@ def _facts(result: SimResult, store: Store, planted: list[PlantedFact]) -> list[
 async def _one(
     window: int, turns: int, seed: int, summarizer: LLM, codec: Any, home: Path
 ) -> dict[str, Any]:
-    base = load_settings()
-    settings = load_settings(context={"window": window, "reserve_output": _reserve(base, window)})
+    settings = load_settings(context={"window": window})
     store = Store(home / f"bench-{window}.db")
     tools = ActiveTools(default_registry()).prefix_schemas()
     sim = Simulator(
@@ -91,7 +85,7 @@ async def _one(
     per_turn = result.turns
     out = {
         "window": window,
-        "reserve_output": settings.context.reserve_output,
+        "reserve_output": settings.context.reserved_output,
         "fixed_overhead": result.ledger.prefix_cost(result.conv.prefix).total,
         "turns": len(per_turn),
         "peak_used": result.peak,

@@ -148,14 +148,14 @@ def measure(
     """
     settings = settings_base.model_copy(deep=True)
     settings.context.window = window
-    ledger = Ledger(engine, window=window, reserve_output=settings.context.reserve_output)
+    ledger = Ledger(engine, window=window, reserve_output=settings.context.reserved_output)
     probe = Conversation("probe", Prefix(""))
     for n in range(2):
         one_turn(probe, Assembler(settings, ledger), settings, 90_000 + n)
     per_turn = (ledger.usage(probe).total - ledger.prefix_cost(probe.prefix).total) // 2
     # Timed turns take at most a quarter of the free space; the rest is history. Small
     # windows hold few turns, so the conversation is rebuilt (from cache) until enough ran.
-    free = window - settings.context.reserve_output - ledger.prefix_cost(Prefix("x")).total
+    free = window - settings.context.reserved_output - ledger.prefix_cost(Prefix("x")).total
     per_build = max(2, min(2 * turns, free // 4 // per_turn))
     cold: list[float] = []
     warm: list[float] = []
