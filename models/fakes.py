@@ -10,24 +10,22 @@ Every path it stands in for is also tested on the real engine with the small mod
 from __future__ import annotations
 
 import asyncio
-import itertools
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-from models.base import LLM, CallStats, ModelError, ParsedOutput, Tokenizer
+from models.base import CallStats, ModelError, Tokenizer
 from models.chat_template import ChatTemplate
 from models.llm_cache import PromptCache
-from models.streaming import LoopLocks, Push, StopMatcher, call_in_thread, stream_from_thread
-from models.toolcalls import parse_output
+from models.streaming import Push, StopMatcher, call_in_thread, stream_from_thread
+from models.templated import TemplatedLLM
 
 Script = Sequence[str] | Callable[[str], str]
 
 
-class ScriptedLLM(LLM):
+class ScriptedLLM(TemplatedLLM):
     """Replies from a script: a list played in order, or a function of the prompt."""
 
     def __init__(
@@ -53,36 +51,13 @@ class ScriptedLLM(LLM):
         self._next = 0
         self._cache = PromptCache(tokenizer.tokenize, capacity=checkpoints)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scripted-llm")
-        self._locks = LoopLocks()
-        self._stats = CallStats()
-        self._ids = (f"call_{n}" for n in itertools.count(1))
-        self._ids_lock = threading.Lock()
+        self._init_shared()
 
     def tokenize(self, text: str) -> list[int]:
         return self.tokenizer.tokenize(text)
 
     def detokenize(self, tokens: Sequence[int]) -> str:
         return self.tokenizer.detokenize(tokens)
-
-    def render(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]] | None = None,
-        add_generation_prompt: bool = True,
-    ) -> str:
-        return self.template.render(messages, tools, add_generation_prompt)
-
-    def parse(self, text: str) -> ParsedOutput:
-        with self._ids_lock:
-            return parse_output(text, self._ids)
-
-    @property
-    def last_stats(self) -> CallStats:
-        return self._stats
-
-    @property
-    def cached_tokens(self) -> int:
-        return len(self._cache.tokens)
 
     def _reply_for(self, prompt: str) -> str:
         if callable(self._replies):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import ctypes
-import itertools
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -24,13 +23,13 @@ import numpy as np
 import numpy.typing as npt
 
 from config import Settings
-from models.base import LLM, CallStats, ModelError, ParsedOutput, Resolved
+from models.base import CallStats, ModelError, Resolved
 from models.chat_template import ChatTemplate
 from models.llm_cache import Plan, PromptCache
 from models.resolver import detect_device
-from models.streaming import LoopLocks, Push, StopMatcher, call_in_thread, stream_from_thread
+from models.streaming import Push, StopMatcher, call_in_thread, stream_from_thread
+from models.templated import TemplatedLLM
 from models.tokenizer import StderrLog, gguf_token_text, quiet_stderr, set_verbose
-from models.toolcalls import parse_output
 
 
 @dataclass
@@ -46,7 +45,7 @@ class _State:
     logits: npt.NDArray[np.float32]
 
 
-class LlamaLLM(LLM):
+class LlamaLLM(TemplatedLLM):
     """A GGUF chat model: own template, exact tokenizer, cancellable streaming."""
 
     def __init__(self, resolved: Resolved, settings: Settings, n_ctx: int | None = None) -> None:
@@ -94,10 +93,7 @@ class LlamaLLM(LLM):
         bos = [self._llama.token_bos()] if llama_cpp.llama_vocab_get_add_bos(self._vocab) else []
         self._cache = PromptCache(self.tokenize, capacity=cfg.llm_checkpoints, bos=bos)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm")
-        self._locks = LoopLocks()
-        self._stats = CallStats()
-        self._ids = (f"call_{n}" for n in itertools.count(1))
-        self._ids_lock = threading.Lock()
+        self._init_shared()
 
     # -- text -------------------------------------------------------------------------
 
@@ -107,27 +103,6 @@ class LlamaLLM(LLM):
     def detokenize(self, tokens: Sequence[int]) -> str:
         raw: bytes = self._llama.detokenize(list(tokens), special=True)
         return raw.decode("utf-8", errors="replace")
-
-    def render(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]] | None = None,
-        add_generation_prompt: bool = True,
-    ) -> str:
-        return self.template.render(messages, tools, add_generation_prompt)
-
-    def parse(self, text: str) -> ParsedOutput:
-        with self._ids_lock:
-            return parse_output(text, self._ids)
-
-    @property
-    def last_stats(self) -> CallStats:
-        return self._stats
-
-    @property
-    def cached_tokens(self) -> int:
-        """Tokens the model holds now (prompt plus generated)."""
-        return len(self._cache.tokens)
 
     # -- engine (worker thread only) ------------------------------------------------------
 
