@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 # Words whose trailing period does not end a sentence.
 _ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st vs etc e.g i.e approx no fig dept inc ltd co".split()
+    {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "approx"}
+    | {"no", "fig", "dept", "inc", "ltd", "co"}
 )
 _SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(?=\s)")
 _CLAUSE_END = re.compile(r"[,;:]+(?=\s)|\s[–—-]\s")
@@ -50,7 +51,7 @@ class SentenceChunker:
                 break
             piece = clean_for_speech(self._buffer[:cut])
             self._buffer = self._buffer[cut:]
-            if len(piece) >= self.min_chars:
+            if self._speakable(piece):
                 out.append(piece)
                 self._emitted += 1
         return out
@@ -58,7 +59,7 @@ class SentenceChunker:
     def flush(self) -> list[str]:
         piece = clean_for_speech(self._buffer)
         self._buffer = ""
-        if len(piece) < self.min_chars or not any(ch.isalnum() for ch in piece):
+        if not self._speakable(piece):
             return []
         self._emitted += 1
         return [piece]
@@ -70,6 +71,9 @@ class SentenceChunker:
     @property
     def pending(self) -> str:
         return self._buffer
+
+    def _speakable(self, piece: str) -> bool:
+        return len(piece) >= self.min_chars and any(ch.isalnum() for ch in piece)
 
     def _next_cut(self) -> int | None:
         text = self._buffer

@@ -89,9 +89,7 @@ class Endpointer:
 
     def __init__(self, config: EndpointConfig | None = None) -> None:
         self.config = config or EndpointConfig()
-        self._pre_roll: deque[Pcm] = deque(
-            maxlen=max(0, round(self.config.pre_roll_ms / FRAME_MS))
-        )
+        self._pre_roll: deque[Pcm] = deque(maxlen=max(0, round(self.config.pre_roll_ms / FRAME_MS)))
         self.reset()
 
     def reset(self) -> None:
@@ -114,6 +112,11 @@ class Endpointer:
     def voiced_ms(self) -> float:
         """Voiced time in the current candidate or utterance (0 in silence)."""
         return self._voiced_ms if self.phase is not Phase.SILENCE else 0.0
+
+    @property
+    def silence_run_ms(self) -> float:
+        """Unvoiced time since the last voiced frame of the current utterance."""
+        return self._silence_run_ms if self.phase is not Phase.SILENCE else 0.0
 
     @property
     def in_speech(self) -> bool:

@@ -130,3 +130,12 @@ class ErrorEvent(Event):
     type: ClassVar[str] = "error"
     message: str
     where: str = ""
+
+
+@dataclass
+class VoiceState(Event):
+    """What the voice loop is doing: idle, listening, thinking, speaking or interrupted."""
+
+    type: ClassVar[str] = "voice_state"
+    state: str
+    turn_id: str = ""

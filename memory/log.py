@@ -261,8 +261,13 @@ class LogMixin(StoreBase):
     def record_turn_metrics(
         self, session_id: str, turn_id: str, stages: dict[str, float], path: str
     ) -> int:
-        """Store one turn's stage timings (milliseconds by stage name) and the path it took."""
+        """Store one turn's stage timings (milliseconds by stage name) and the path it took.
+
+        The total is the `total_ms` stage where the caller measured one (stages may overlap,
+        e.g. the model's first token falls inside the model stage); otherwise the stages' sum.
+        """
         clean = {str(k): float(v) for k, v in stages.items()}
+        total = clean.get("total_ms", sum(clean.values()))
         session_n = parse_id("sessions", session_id) if session_id else None
         with self._write() as c:
             cur = c.execute(
@@ -273,7 +278,7 @@ class LogMixin(StoreBase):
                     turn_id,
                     path,
                     json.dumps(clean),
-                    sum(clean.values()),
+                    total,
                     to_iso(utc_now()),
                 ),
             )

@@ -147,3 +147,13 @@ def test_recent_notes_newest_first(store: Store) -> None:
     ids = [store.add_note(f"note {i}") for i in range(4)]
     store.delete_note(ids[3])
     assert [n.id for n in store.recent_notes(limit=2)] == [ids[2], ids[1]]
+
+
+def test_turn_metrics_total_is_the_measured_total_when_stages_overlap(store: Store) -> None:
+    session = store.start_session()
+    # The first token falls inside the model stage; summing would count it twice.
+    stages = {"state_ms": 0.4, "model_ms": 900.0, "llm_first_token": 300.0, "total_ms": 950.0}
+    store.record_turn_metrics(session, "turn-1", stages, "model")
+    store.record_turn_metrics(session, "turn-2", {"stt": 120.0, "tts": 80.0}, "voice/state")
+    totals = [m.total_ms for m in store.turn_metrics(session)]
+    assert totals == [950.0, 200.0]

@@ -1,0 +1,98 @@
+"""Sample-format and rate conversion between WebRTC audio and the engines.
+
+WebRTC carries 48 kHz audio (aiortc hands incoming audio over as s16 stereo frames of 960
+samples); the VAD and the recognizer want 16 kHz mono float32; Piper speaks at its voice's
+rate (22,050 Hz for the shipped voice). The resamplers are stateful, one per stream, so
+there are no clicks at frame boundaries.
+"""
+
+from __future__ import annotations
+
+import fractions
+
+import av
+import numpy as np
+import numpy.typing as npt
+
+from models.base import Pcm
+
+WEBRTC_RATE = 48000
+FRAME_MS = 20
+WEBRTC_FRAME_SAMPLES = WEBRTC_RATE * FRAME_MS // 1000  # 960
+Int16 = npt.NDArray[np.int16]
+
+
+def float_to_int16(pcm: Pcm) -> Int16:
+    return (np.clip(pcm, -1.0, 1.0) * 32767.0).astype(np.int16)
+
+
+def int16_to_float(samples: Int16) -> Pcm:
+    return samples.astype(np.float32) / 32768.0
+
+
+class InputResampler:
+    """Any incoming aiortc audio frame → 16 kHz mono float32."""
+
+    def __init__(self, rate: int = 16000) -> None:
+        self.rate = rate
+        self._resampler = av.AudioResampler(format="s16", layout="mono", rate=rate)
+
+    def convert(self, frame: av.AudioFrame) -> Pcm:
+        parts = [f.to_ndarray().reshape(-1) for f in self._resampler.resample(frame)]
+        if not parts:
+            return np.zeros(0, dtype=np.float32)
+        return int16_to_float(np.concatenate(parts).astype(np.int16, copy=False))
+
+
+class OutputResampler:
+    """Synthesized float32 mono at the voice's rate → 48 kHz mono int16 for WebRTC."""
+
+    def __init__(self, rate_in: int, rate_out: int = WEBRTC_RATE) -> None:
+        self.rate_in = rate_in
+        self.rate_out = rate_out
+        self._resampler = av.AudioResampler(format="s16", layout="mono", rate=rate_out)
+
+    def convert(self, pcm: Pcm) -> Int16:
+        if pcm.size == 0:
+            return np.zeros(0, dtype=np.int16)
+        frame = av.AudioFrame.from_ndarray(
+            float_to_int16(pcm).reshape(1, -1), format="s16", layout="mono"
+        )
+        frame.sample_rate = self.rate_in
+        frame.time_base = fractions.Fraction(1, self.rate_in)
+        return self._collect(self._resampler.resample(frame))
+
+    def flush(self) -> Int16:
+        """The resampler's tail; call once at the end of an utterance."""
+        return self._collect(self._resampler.resample(None))
+
+    @staticmethod
+    def _collect(frames: list[av.AudioFrame]) -> Int16:
+        if not frames:
+            return np.zeros(0, dtype=np.int16)
+        return np.concatenate([f.to_ndarray().reshape(-1) for f in frames]).astype(np.int16)
+
+
+def make_frame(samples: Int16, pts: int, rate: int = WEBRTC_RATE) -> av.AudioFrame:
+    """One mono s16 frame with its timestamp, as an outgoing track returns it."""
+    frame = av.AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="mono")
+    frame.sample_rate = rate
+    frame.pts = pts
+    frame.time_base = fractions.Fraction(1, rate)
+    return frame
+
+
+def split_frames(samples: Int16, frame_samples: int = WEBRTC_FRAME_SAMPLES) -> list[Int16]:
+    """Cut into whole frames, padding the last one with silence."""
+    if samples.size == 0:
+        return []
+    pad = (-samples.size) % frame_samples
+    if pad:
+        samples = np.concatenate([samples, np.zeros(pad, dtype=np.int16)])
+    return list(samples.reshape(-1, frame_samples))
+
+
+def frame_rms(frame: av.AudioFrame) -> float:
+    """Root-mean-square level of a frame in [0, 1] (for telling speech from silence)."""
+    data = frame.to_ndarray().astype(np.float32) / 32768.0
+    return float(np.sqrt(np.mean(np.square(data)))) if data.size else 0.0

@@ -1,0 +1,135 @@
+"""The microphone side: read the incoming WebRTC track, resample, run the VAD frame by frame.
+
+Two small tasks per connection. The reader does nothing but `recv()` and resample, so frames
+never pile up inside aiortc's unbounded receive queue. The processor cuts 16 kHz audio into
+the VAD's 512-sample frames and hands each frame with its speech probability to a callback
+(endpointing and barge-in). If processing ever falls more than `max_backlog_ms` behind, the
+oldest audio is dropped and counted rather than queued without bound: late audio is worth
+less than a responsive endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import av
+import numpy as np
+from aiortc import MediaStreamTrack
+from aiortc.mediastreams import MediaStreamError
+
+from bot.audio_convert import InputResampler
+from bot.endpoint import FRAME_SAMPLES, SAMPLE_RATE
+from models.base import Pcm, VADStream
+
+log = logging.getLogger(__name__)
+
+FrameCallback = Callable[[Pcm, float], None]
+
+
+@dataclass
+class InputStats:
+    frames_received: int = 0
+    vad_frames: int = 0
+    samples_dropped: int = 0
+
+
+class AudioInput:
+    """Consumes one incoming audio track until it ends or `stop()` is called."""
+
+    def __init__(
+        self,
+        track: MediaStreamTrack,
+        vad: VADStream,
+        on_frame: FrameCallback,
+        *,
+        max_backlog_ms: int = 1000,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
+        self.track = track
+        self.vad = vad
+        self.on_frame = on_frame
+        self.on_end = on_end
+        self.max_backlog = SAMPLE_RATE * max_backlog_ms // 1000
+        self.stats = InputStats()
+        self._resampler = InputResampler(SAMPLE_RATE)
+        self._pending: deque[Pcm] = deque()
+        self._pending_samples = 0
+        self._carry = np.zeros(0, dtype=np.float32)
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._read(), name="audio-in-read"),
+            asyncio.create_task(self._process(), name="audio-in-vad"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                frame = await self.track.recv()
+                self.stats.frames_received += 1
+                if not isinstance(frame, av.AudioFrame):
+                    continue
+                pcm = self._resampler.convert(frame)
+                if pcm.size:
+                    self._pending.append(pcm)
+                    self._pending_samples += pcm.size
+                    self._drop_backlog()
+                    self._wake.set()
+                # recv() does not suspend while aiortc has frames queued: yield, so a burst
+                # (after the loop was busy) is processed as it is read, not dropped.
+                await asyncio.sleep(0)
+        except MediaStreamError:
+            log.info("incoming audio track ended")
+        finally:
+            self._pending.append(np.zeros(0, dtype=np.float32))  # end marker
+            self._wake.set()
+
+    def _drop_backlog(self) -> None:
+        dropped = 0
+        while self._pending_samples > self.max_backlog and len(self._pending) > 1:
+            old = self._pending.popleft()
+            self._pending_samples -= old.size
+            dropped += old.size
+        if dropped:
+            self.stats.samples_dropped += dropped
+            log.warning("audio processing fell behind; dropped %d ms of input", dropped // 16)
+
+    async def _process(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                chunk = self._pending.popleft()
+                if chunk.size == 0:
+                    if self.on_end is not None:
+                        self.on_end()
+                    return
+                self._pending_samples -= chunk.size
+                self._feed(chunk)
+            # Let the reader and the rest of the loop run between batches.
+            await asyncio.sleep(0)
+
+    def _feed(self, chunk: Pcm) -> None:
+        data = np.concatenate([self._carry, chunk]) if self._carry.size else chunk
+        whole = data.size - data.size % FRAME_SAMPLES
+        for start in range(0, whole, FRAME_SAMPLES):
+            frame = data[start : start + FRAME_SAMPLES]
+            probability = float(self.vad.probability(frame))
+            self.stats.vad_frames += 1
+            self.on_frame(frame, probability)
+        self._carry = data[whole:].copy()

@@ -1,0 +1,70 @@
+"""`python -m bot serve`: load the engines once and serve the voice page (what ./start.sh runs)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import time
+from typing import Any
+
+HELP = "serve the voice page and its WebRTC endpoint (default http://127.0.0.1:8765)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", help="address to listen on (default: server.host, 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port to listen on (default: server.port, 8765)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log WebRTC details too")
+
+
+def run(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from bot.runtime import Runtime
+    from bot.server import Engines, check_bind, create_app, runtime_sessions
+    from config import load_settings
+    from models import load_stt, load_tts, load_vad
+
+    server: dict[str, Any] = {}
+    if args.host:
+        server["host"] = args.host
+    if args.port is not None:
+        server["port"] = args.port
+    settings = load_settings(server=server) if server else load_settings()
+    check_bind(settings)  # before loading anything: a refused bind should fail fast
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if not args.verbose:
+        for noisy in ("aioice", "aiortc", "aiohttp.access", "faster_whisper"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+
+    t0 = time.perf_counter()
+    print("loading speech recognition, speech synthesis and voice activity detection…")
+    engines = Engines(stt=load_stt(settings), tts=load_tts(settings), vad=load_vad(settings))
+    runtime = Runtime(settings)
+    print("loading the language model…")
+    llm = runtime.llm  # loaded now, so the first turn does not pay for it
+    print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.path.name})")
+
+    app = create_app(settings, engines, runtime_sessions(runtime), metrics=runtime.store)
+
+    async def close_runtime(_: web.Application) -> None:
+        await runtime.close()
+
+    app.on_cleanup.append(close_runtime)
+    host, port = settings.server.host, settings.server.port
+    shown = "localhost" if host in ("127.0.0.1", "::1") else host
+    url = f"http://{shown}:{port}/"
+    if settings.server.token:
+        url += f"?token={settings.server.token}"
+    print(f"Annie is listening on {url}  (Ctrl+C to stop)")
+    try:
+        web.run_app(app, host=host, port=port, print=None, handle_signals=True)
+    except OSError as exc:
+        print(f"error: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
+        asyncio.run(runtime.close())
+        return 2
+    return 0

@@ -1,0 +1,334 @@
+"""The HTTP + WebRTC server: the page, the offer endpoint, health, and the open connections.
+
+Shaped like aiortc's `examples/server/server.py`: a POST of the browser's SDP offer creates a
+peer connection, wires its microphone track and data channel to a `VoiceSession`, and
+answers with the server's SDP (ICE gathered in full, since aiortc does not trickle). Peer
+connections and sessions live on the application object and all close on shutdown.
+
+Hardening: a body-size cap, a cap on concurrent sessions (503 past it), JSON reasons for
+every refusal (400 for malformed JSON or SDP), and a token that is required whenever the
+server listens beyond loopback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from aiohttp import web
+from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+
+from bot.events import Event
+from bot.voice_session import MetricsSink, TurnSession, VoiceSession
+from config import ConfigError, Settings
+from models.base import STT, TTS, VAD
+
+if TYPE_CHECKING:
+    from bot.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+WEB_DIR = Path(__file__).with_name("web")
+TOKEN_HEADER = "X-Annie-Token"
+
+
+EventCallback = Callable[[Event], None]
+
+
+class SessionOpener(Protocol):
+    """Opens a conversation session and returns its id and the session.
+
+    `resume` is the page's previous session id, if any (the new session's memory briefing
+    already carries what the previous one persisted); `on_event` receives events the session
+    emits outside a turn (idle-time compaction, for instance).
+    """
+
+    def __call__(
+        self, resume: str | None, on_event: EventCallback
+    ) -> Awaitable[tuple[str, TurnSession]]: ...
+
+
+class _Relay:
+    """Holds events emitted before the voice session exists, then forwards them."""
+
+    def __init__(self) -> None:
+        self.target: VoiceSession | None = None
+        self.held: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        if self.target is None:
+            self.held.append(event)
+        else:
+            self.target.send(event)
+
+    def attach(self, voice: VoiceSession) -> None:
+        self.target = voice
+        for event in self.held:
+            voice.send(event)
+        self.held.clear()
+
+
+def runtime_sessions(runtime: Runtime) -> SessionOpener:
+    """Sessions from the shared `Runtime`, tagged as voice sessions."""
+
+    async def open_session(resume: str | None, on_event: EventCallback) -> tuple[str, TurnSession]:
+        meta: dict[str, Any] = {"front_end": "voice"}
+        if resume:
+            meta["resumed_from"] = resume
+        session = runtime.open_session(on_event=on_event, meta=meta)
+        return str(session.id), session
+
+    return open_session
+
+
+@dataclass
+class Engines:
+    stt: STT
+    tts: TTS
+    vad: VAD
+
+
+@dataclass
+class Connection:
+    id: str
+    pc: RTCPeerConnection
+    voice: VoiceSession
+
+
+@dataclass
+class ServerState:
+    """Everything the routes share; kept on the app, never in module globals."""
+
+    settings: Settings
+    engines: Engines
+    open_session: SessionOpener
+    metrics: MetricsSink | None = None
+    connections: dict[str, Connection] = field(default_factory=dict)
+    pending: int = 0  # offers being processed (they count against max_sessions)
+    closing: bool = False
+    on_voice_session: list[Callable[[VoiceSession], None]] = field(default_factory=list)
+
+
+STATE: web.AppKey[ServerState] = web.AppKey("annie_state", ServerState)
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(settings: Settings) -> None:
+    """Refuse to listen beyond loopback without a token."""
+    host = settings.server.host
+    if not is_loopback(host) and not settings.server.token:
+        raise ConfigError(
+            f"server.host is {host!r}, which is reachable from other machines, and no "
+            "server.token is set. Set one (ANNIE_SERVER__TOKEN=... or [server] token in "
+            "$ANNIE_HOME/config.toml) and open the page with ?token=..., or bind 127.0.0.1."
+        )
+
+
+def _reason(status: int, reason: str) -> web.Response:
+    return web.json_response({"error": status, "reason": reason}, status=status)
+
+
+@web.middleware
+async def _errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every refusal is JSON with a reason; nothing takes the server down."""
+    try:
+        response = await handler(request)
+    except web.HTTPRequestEntityTooLarge:
+        limit = request.app[STATE].settings.server.max_body_bytes
+        return _reason(413, f"request body too large (limit {limit} bytes)")
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return _reason(exc.status, exc.reason)
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return _reason(500, "internal error; see the server log")
+    if request.path == "/" or request.path.startswith("/static/"):
+        # Everything the page needs is served from here: no CDN, no inline script.
+        response.headers.setdefault(
+            "Content-Security-Policy",
+            "default-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' blob:",
+        )
+    return response
+
+
+async def index(request: web.Request) -> web.StreamResponse:
+    return web.FileResponse(WEB_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+async def healthz(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return web.json_response(
+        {
+            "ok": not state.closing,
+            "sessions": len(state.connections),
+            "max_sessions": state.settings.server.max_sessions,
+        }
+    )
+
+
+def _authorized(request: web.Request, token: str) -> bool:
+    if not token:
+        return True
+    given = request.headers.get(TOKEN_HEADER) or request.query.get("token", "")
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+async def _read_offer(request: web.Request, limit: int) -> dict[str, Any]:
+    if request.content_length is not None and request.content_length > limit:
+        raise web.HTTPRequestEntityTooLarge(limit, request.content_length)
+    raw = await request.read()
+    if not raw.strip():
+        raise web.HTTPBadRequest(reason='empty body; expected JSON {"sdp": ..., "type": "offer"}')
+    try:
+        body = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise web.HTTPBadRequest(reason=f"body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest(reason='expected a JSON object {"sdp": ..., "type": "offer"}')
+    if body.get("type") != "offer":
+        raise web.HTTPBadRequest(reason='"type" must be "offer"')
+    sdp = body.get("sdp")
+    if not isinstance(sdp, str) or not sdp.startswith("v=0"):
+        raise web.HTTPBadRequest(reason='"sdp" must be an SDP offer (text starting with "v=0")')
+    resume = body.get("resume")
+    if resume is not None and not isinstance(resume, str):
+        raise web.HTTPBadRequest(reason='"resume" must be a session id string')
+    return body
+
+
+async def offer(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    settings = state.settings
+    if not _authorized(request, settings.server.token):
+        return _reason(401, f"missing or wrong token (send {TOKEN_HEADER} or ?token=)")
+    body = await _read_offer(request, settings.server.max_body_bytes)
+    if state.closing:
+        return _reason(503, "the server is shutting down")
+    if len(state.connections) + state.pending >= settings.server.max_sessions:
+        return _reason(
+            503, f"too many open sessions ({settings.server.max_sessions}); close one and retry"
+        )
+    state.pending += 1
+    try:
+        return await _connect(state, body)
+    finally:
+        state.pending -= 1
+
+
+async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    try:
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="offer"))
+    except Exception as exc:
+        await pc.close()
+        return _reason(400, f"could not parse the SDP offer: {exc or type(exc).__name__}")
+    if not any(t.kind == "audio" for t in pc.getTransceivers()):
+        await pc.close()
+        return _reason(400, "the offer has no audio section; the page must offer audio")
+
+    relay = _Relay()
+    try:
+        session_id, session = await state.open_session(body.get("resume"), relay)
+    except Exception as exc:
+        await pc.close()
+        log.exception("could not open a session")
+        return _reason(500, f"could not open a session: {exc}")
+
+    voice = VoiceSession(
+        session,
+        session_id=session_id,
+        settings=state.settings,
+        stt=state.engines.stt,
+        tts=state.engines.tts,
+        vad=state.engines.vad,
+        metrics=state.metrics,
+    )
+    relay.attach(voice)
+    meter = getattr(session, "meter", None)
+    if callable(meter):
+        voice.send(meter())  # the fixed overhead shows on the meter before the first turn
+    conn = Connection(session_id, pc, voice)
+    state.connections[session_id] = conn
+    for hook in state.on_voice_session:
+        hook(voice)
+
+    @pc.on("datachannel")
+    def _datachannel(channel: Any) -> None:
+        voice.attach_channel(channel)
+
+    @pc.on("connectionstatechange")
+    async def _state_change() -> None:
+        log.info("session %s: connection %s", session_id, pc.connectionState)
+        if pc.connectionState in ("failed", "closed"):
+            await _drop(state, conn)
+
+    for receiver in pc.getReceivers():
+        if receiver.track is not None and receiver.track.kind == "audio":
+            voice.attach_input(receiver.track)
+            break
+    try:
+        pc.addTrack(voice.output)  # joins the offer's audio transceiver (sendrecv)
+        answer = await pc.createAnswer()
+        await pc.setLocalDescription(answer)
+    except Exception as exc:
+        await _drop(state, conn)
+        return _reason(400, f"could not answer the offer: {exc or type(exc).__name__}")
+    local = pc.localDescription
+    return web.json_response({"sdp": local.sdp, "type": local.type, "session_id": session_id})
+
+
+async def _drop(state: ServerState, conn: Connection) -> None:
+    """A connection ended (page closed, network lost, failed): close its session (tier 3)."""
+    if state.connections.get(conn.id) is conn:
+        del state.connections[conn.id]
+    try:
+        await conn.voice.close()
+    except Exception:
+        log.exception("closing session %s failed", conn.id)
+    with contextlib.suppress(Exception):
+        await conn.pc.close()
+
+
+async def _shutdown(app: web.Application) -> None:
+    state = app[STATE]
+    state.closing = True
+    conns = list(state.connections.values())
+    await asyncio.gather(*(_drop(state, c) for c in conns), return_exceptions=True)
+
+
+def create_app(
+    settings: Settings,
+    engines: Engines,
+    open_session: SessionOpener,
+    *,
+    metrics: MetricsSink | None = None,
+) -> web.Application:
+    """The aiohttp application; `check_bind(settings)` before listening on a real socket."""
+    # aiohttp enforces the cap while reading the body, whatever Content-Length claims.
+    app = web.Application(client_max_size=settings.server.max_body_bytes, middlewares=[_errors])
+    app[STATE] = ServerState(settings, engines, open_session, metrics)
+    app.router.add_get("/", index)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_post("/api/offer", offer)
+    app.router.add_static("/static/", WEB_DIR, follow_symlinks=False)
+    app.on_shutdown.append(_shutdown)
+    return app

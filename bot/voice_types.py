@@ -1,0 +1,92 @@
+"""The pieces the voice loop is made of: what it needs from a session, what it records.
+
+`TurnSession` is the part of the conversation session the voice loop drives; `ActiveTurn`
+is the turn being answered and spoken; `VoiceStats` keeps every turn's clock and every
+barge-in for tests and the benchmark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.audio_out import Utterance
+from bot.events import Event, TurnDone
+from bot.turn_timing import TurnClock
+
+
+class TurnSession(Protocol):
+    """What the voice loop needs from the conversation session."""
+
+    def handle_text(self, text: str, *, turn_id: str) -> AsyncIterator[Event]: ...
+
+    def cancel(self, delivered_text: str | None = None) -> Any:
+        """Barge-in while the answer is being generated: stop, keep what was heard."""
+
+    def amend_interrupted(self, turn_id: str, delivered_text: str) -> bool:
+        """Barge-in after the answer was complete: keep what was heard of it."""
+
+    async def close(self) -> Any: ...
+
+
+class MetricsSink(Protocol):
+    def record_turn_metrics(
+        self, session_id: str, turn_id: str, stages: dict[str, float], path: str
+    ) -> int: ...
+
+
+class Channel(Protocol):
+    readyState: str
+
+    def send(self, data: str) -> None: ...
+
+
+@dataclass
+class BargeIn:
+    turn_id: str
+    at: float
+    delivered_text: str
+    frames_dropped: int
+
+
+@dataclass
+class ActiveTurn:
+    clock: TurnClock
+    utterance: Utterance
+    task: asyncio.Task[None] | None = None
+    interrupted: bool = False
+    delivered: str = ""
+    done: TurnDone | None = None  # the session's TurnDone, once it came
+
+
+@dataclass
+class VoiceStats:
+    turns: list[TurnClock] = field(default_factory=list)
+    barge_ins: list[BargeIn] = field(default_factory=list)
+    echo_utterances_ignored: int = 0
+
+
+def new_turn_id() -> str:
+    return "turn-" + uuid.uuid4().hex[:12]
+
+
+async def await_it(awaitable: Any) -> None:
+    await awaitable
+
+
+async def wait_or_cancel(task: asyncio.Task[Any], timeout: float) -> None:
+    if task is asyncio.current_task():
+        return
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if not done:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
+async def cancel_after(task: asyncio.Task[Any], delay: float) -> None:
+    await wait_or_cancel(task, delay)

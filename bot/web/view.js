@@ -1,0 +1,210 @@
+// Rendering of the session's data-channel events: captions, tool calls, tables, the context
+// meter with its compaction log, and per-turn latency. No network code lives here.
+
+const $ = (id) => document.getElementById(id);
+
+const COMPONENT_COLORS = [
+  "#5b8def", "#f0a030", "#3fb68b", "#d9534f", "#9b6dd6",
+  "#2bb5c8", "#c9b03a", "#e36fa8", "#7f8c8d", "#8fbf4d",
+];
+const colorFor = (() => {
+  const assigned = new Map();
+  return (name) => {
+    if (!assigned.has(name)) assigned.set(name, COMPONENT_COLORS[assigned.size % COMPONENT_COLORS.length]);
+    return assigned.get(name);
+  };
+})();
+
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function scrollLog() {
+  const log = $("log");
+  log.scrollTop = log.scrollHeight;
+}
+
+export class View {
+  constructor() {
+    this.turns = new Map(); // turn_id -> {li, text}
+    this.latency = new Map(); // turn_id -> {row, stages}
+    this.meterUpdates = 0;
+  }
+
+  userSaid(text, { typed = false } = {}) {
+    $("partial").textContent = "";
+    const li = el("li", "msg user");
+    li.append(el("span", "who", typed ? "you (typed)" : "you"), el("span", "text", text));
+    $("log").append(li);
+    scrollLog();
+  }
+
+  partial(text) {
+    $("partial").textContent = text ? `… ${text}` : "";
+  }
+
+  turn(turnId) {
+    let entry = this.turns.get(turnId);
+    if (!entry) {
+      const li = el("li", "msg annie");
+      li.dataset.turn = turnId;
+      const body = el("span", "text", "");
+      li.append(el("span", "who", "Annie"), body);
+      $("log").append(li);
+      entry = { li, body, text: "" };
+      this.turns.set(turnId, entry);
+    }
+    return entry;
+  }
+
+  delta(turnId, text) {
+    const entry = this.turn(turnId);
+    entry.text += text;
+    entry.body.textContent = entry.text;
+    scrollLog();
+  }
+
+  stateAnswer(ev) {
+    const entry = this.turn(ev.turn_id);
+    entry.li.classList.add("state");
+    entry.text = ev.text;
+    entry.body.textContent = ev.text;
+    const badge = el("span", "badge", `state path · ${ev.intent} · ${ev.latency_ms.toFixed(1)} ms`);
+    badge.title = `sources: ${ev.sources.join(", ")}`;
+    entry.li.append(badge);
+    scrollLog();
+  }
+
+  done(ev) {
+    const entry = this.turn(ev.turn_id);
+    if (ev.text && ev.text !== entry.text && !ev.interrupted) {
+      entry.text = ev.text;
+      entry.body.textContent = ev.text;
+    }
+    entry.li.dataset.path = ev.path;
+    if (ev.interrupted) {
+      entry.li.classList.add("interrupted");
+      entry.li.append(el("span", "badge warn", "interrupted"));
+    }
+  }
+
+  toolCall(ev) {
+    const li = el("li", "msg tool");
+    li.dataset.call = ev.call_id;
+    li.append(el("span", "who", "tool"), el("code", "text", `${ev.name}(${JSON.stringify(ev.arguments)})`));
+    $("log").append(li);
+    scrollLog();
+  }
+
+  toolResult(ev) {
+    const li = el("li", `msg tool ${ev.ok ? "ok" : "failed"}`);
+    li.append(el("span", "who", ev.ok ? "result" : "failed"), el("span", "text", ev.preview));
+    $("log").append(li);
+    scrollLog();
+  }
+
+  table(ev) {
+    const li = el("li", "msg table");
+    const table = el("table");
+    if (ev.title) table.append(el("caption", "", ev.title));
+    const head = el("tr");
+    for (const c of ev.columns) head.append(el("th", "", c));
+    table.append(head);
+    for (const row of ev.rows) {
+      const tr = el("tr");
+      for (const cell of row) tr.append(el("td", "", cell));
+      table.append(tr);
+    }
+    li.append(table);
+    $("log").append(li);
+    scrollLog();
+  }
+
+  meter(ev) {
+    const meter = $("meter");
+    const bar = $("meter-bar");
+    const legend = $("meter-legend");
+    const window = Math.max(1, ev.window);
+    bar.replaceChildren();
+    legend.replaceChildren();
+    const parts = Object.entries(ev.by_component).filter(([, n]) => n > 0);
+    for (const [name, tokens] of parts) {
+      const seg = el("span", "seg");
+      seg.style.width = `${(100 * tokens) / window}%`;
+      seg.style.background = colorFor(name);
+      seg.title = `${name}: ${tokens} tokens`;
+      bar.append(seg);
+      const item = el("li", "", `${name} ${tokens}`);
+      item.style.setProperty("--c", colorFor(name));
+      legend.append(item);
+    }
+    $("mark-1").style.left = `${100 * ev.tier1}%`;
+    $("mark-2").style.left = `${100 * ev.tier2}%`;
+    const pct = (100 * ev.used) / window;
+    meter.dataset.used = String(ev.used);
+    meter.dataset.window = String(ev.window);
+    meter.dataset.updates = String(++this.meterUpdates);
+    meter.classList.toggle("warn", ev.used >= ev.tier1 * window);
+    meter.classList.toggle("high", ev.used >= ev.tier2 * window);
+    $("meter-label").textContent = `${ev.used.toLocaleString()} / ${ev.window.toLocaleString()} (${pct.toFixed(1)}%)`;
+  }
+
+  compaction(ev) {
+    const list = $("compactions");
+    list.querySelector(".empty")?.remove();
+    const when = new Date(ev.at * 1000).toLocaleTimeString();
+    const li = el(
+      "li",
+      `tier${ev.tier}`,
+      `${when} tier ${ev.tier}: ${ev.tokens_before} → ${ev.tokens_after} tokens, ` +
+        `${ev.items_affected} items, re-prefill ${ev.reprefill_tokens}, ${ev.duration_ms.toFixed(0)} ms` +
+        (ev.detail ? ` (${ev.detail})` : ""),
+    );
+    list.prepend(li);
+  }
+
+  latencyRow(ev) {
+    let entry = this.latency.get(ev.turn_id);
+    if (!entry) {
+      const row = el("tr");
+      row.dataset.turn = ev.turn_id;
+      row.append(el("td", "num", String(this.latency.size + 1)), el("td", "stages"));
+      $("latency").prepend(row);
+      entry = { row, stages: {} };
+      this.latency.set(ev.turn_id, entry);
+    }
+    Object.assign(entry.stages, ev.stages);
+    // The voice pipeline's stages are chips; the session loop's own timings (named *_ms)
+    // go in the tooltip, so the row reads as one breakdown of the wait.
+    const all = Object.entries(entry.stages);
+    const voice = all.filter(([name]) => !name.endsWith("_ms"));
+    const shown = voice.length ? voice : all;
+    const cell = entry.row.querySelector(".stages");
+    cell.replaceChildren();
+    for (const [name, ms] of shown) {
+      const main = name.endsWith("_to_voice");
+      cell.append(el("span", main ? "chip main" : "chip", `${name} ${Math.round(ms)}`));
+    }
+    entry.row.title = all.map(([name, ms]) => `${name}: ${ms.toFixed(1)} ms`).join("\n");
+  }
+
+  voiceState(state) {
+    const node = $("voice");
+    node.dataset.state = state;
+    node.textContent = state;
+  }
+
+  error(message) {
+    $("error-text").textContent = message;
+    $("error").hidden = !message;
+  }
+
+  connection(state, detail = "") {
+    const node = $("conn");
+    node.dataset.state = state;
+    node.textContent = detail ? `${state}: ${detail}` : state;
+  }
+}

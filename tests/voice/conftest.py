@@ -1,0 +1,76 @@
+"""A real voice server on a free local port: real engines, a real Runtime, a real SQLite file."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from bot.runtime import Runtime
+from bot.server import STATE, Engines, create_app, runtime_sessions
+from bot.voice_session import VoiceSession
+from config import Settings, load_settings
+from memory.store import Store
+from models.base import LLM, STT, TTS, VAD
+
+QUESTION = "Are there any tasks pending on me?"
+
+
+@dataclass
+class RunningServer:
+    url: str
+    app: web.Application
+    runtime: Runtime
+    store: Store
+    voices: list[VoiceSession] = field(default_factory=list)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def voice_settings(annie_home: Path) -> Settings:
+    return load_settings(context={"window": 4096})
+
+
+@pytest.fixture(scope="session")
+def engines(stt: STT, tts: TTS, vad: VAD) -> Engines:
+    return Engines(stt=stt, tts=tts, vad=vad)
+
+
+@pytest.fixture
+def store(voice_settings: Settings) -> Iterator[Store]:
+    with Store.open(voice_settings) as s:
+        yield s
+
+
+@asynccontextmanager
+async def serve(
+    settings: Settings, engines: Engines, llm: LLM, store: Store, host: str = "127.0.0.1", **kw: Any
+) -> AsyncIterator[RunningServer]:
+    """Start the app on a free port with a Runtime over `llm`; shut it down cleanly after."""
+    runtime = Runtime(settings, llm=llm, store=store, **kw)
+    app = create_app(settings, engines, runtime_sessions(runtime), metrics=store)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    server = RunningServer(f"http://{host}:{port}", app, runtime, store)
+    app[STATE].on_voice_session.append(server.voices.append)
+    try:
+        yield server
+    finally:
+        await runner.cleanup()  # closes every connection and its session
+        # Not runtime.close(): that would also close the shared, session-scoped model.
+        for session in list(runtime.sessions):
+            await session.close()

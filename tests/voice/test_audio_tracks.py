@@ -1,0 +1,143 @@
+"""The audio tracks on their own: paced output with back-pressure, utterances, the mic reader."""
+
+from __future__ import annotations
+
+import asyncio
+
+import av
+import numpy as np
+from aiortc import MediaStreamTrack
+from aiortc.mediastreams import MediaStreamError
+
+from bot.audio_convert import WEBRTC_FRAME_SAMPLES, make_frame, split_frames
+from bot.audio_in import AudioInput
+from bot.audio_out import SpeechTrack, Utterance
+from bot.audio_peer import speak_48k
+from models.base import TTS, VAD, Pcm
+
+
+def voiced(frame: av.AudioFrame) -> bool:
+    return bool(np.any(frame.to_ndarray()))
+
+
+async def test_the_track_sends_silence_when_idle_and_frames_in_order() -> None:
+    track = SpeechTrack(max_buffer_ms=200)
+    first = await track.recv()
+    assert (first.sample_rate, first.samples, first.layout.name) == (48000, 960, "mono")
+    assert not voiced(first)
+    ramp = [np.full(WEBRTC_FRAME_SAMPLES, i + 1, dtype=np.int16) for i in range(3)]
+    for frame in ramp:
+        await track.put(frame)
+    got = [await track.recv() for _ in range(4)]
+    assert [int(f.to_ndarray()[0, 0]) for f in got] == [1, 2, 3, 0]
+    assert [f.pts for f in got] == [960, 1920, 2880, 3840]
+    assert (track.frames_sent, track.voiced_frames_sent) == (5, 3)
+
+
+async def test_producers_wait_while_the_queue_is_full_and_clear_drops_it() -> None:
+    track = SpeechTrack(max_buffer_ms=100)  # five frames
+    frame = np.ones(WEBRTC_FRAME_SAMPLES, dtype=np.int16)
+    for _ in range(5):
+        await track.put(frame)
+    blocked = asyncio.ensure_future(track.put(frame))
+    await asyncio.sleep(0.05)
+    assert not blocked.done() and track.queued_frames == 5
+    await track.recv()
+    await asyncio.wait_for(blocked, 1.0)
+    assert track.queued_frames == 5
+
+    assert track.clear() == 5 and track.queued_frames == 0
+    assert not voiced(await track.recv())
+    assert track.last_stop_ms is not None and track.last_stop_ms >= 0
+
+
+async def test_an_utterance_is_spoken_whole_and_reports_what_was_heard(tts: TTS) -> None:
+    track = SpeechTrack()
+    utterance = Utterance("t1", tts, track)
+    utterance.add("Hello there.")
+    utterance.add("This is the second piece.")
+    utterance.close()
+    frames = []
+    while not utterance.finished:
+        frames.append(await track.recv())
+    assert sum(voiced(f) for f in frames) > 50  # over a second of speech
+    assert utterance.delivered_text() == "Hello there. This is the second piece."
+    timing = utterance.timing
+    assert timing.first_piece_at is not None and timing.first_audio_at is not None
+    assert timing.first_frame_at is not None and timing.first_frame_at >= timing.first_audio_at
+    assert utterance.playback_ms() is None  # finished
+
+
+async def test_stopping_an_utterance_keeps_only_the_heard_words(tts: TTS) -> None:
+    track = SpeechTrack()
+    utterance = Utterance("t2", tts, track)
+    text = "One two three four five six seven eight nine ten eleven twelve thirteen fourteen."
+    utterance.add(text)
+    heard_frames = 0
+    while heard_frames < 40:  # 0.8 s of speech, well before the end
+        heard_frames += voiced(await track.recv())
+    playing = utterance.playback_ms()
+    assert playing is not None and playing > 0
+    heard = utterance.stop()
+    assert heard and text.split()[: len(heard.split())] == heard.split()
+    assert len(heard.split()) < len(text.split())
+    assert not any([voiced(await track.recv()) for _ in range(5)])
+    utterance.add("Ignored after the stop.")
+    assert utterance.finished and len(utterance.pieces) == 1
+
+
+class _StereoClip(MediaStreamTrack):
+    """What aiortc hands the server: s16 stereo 48 kHz frames of 960 samples, then the end."""
+
+    kind = "audio"
+
+    def __init__(self, mono: np.ndarray) -> None:
+        super().__init__()
+        self._frames = split_frames(mono)
+        self._pts = 0
+
+    async def recv(self) -> av.AudioFrame:
+        if not self._frames:
+            raise MediaStreamError
+        mono = self._frames.pop(0)
+        stereo = np.repeat(mono, 2).reshape(1, -1)
+        frame = av.AudioFrame.from_ndarray(stereo, format="s16", layout="stereo")
+        frame.sample_rate = 48000
+        frame.pts = self._pts
+        self._pts += 960
+        return frame
+
+
+async def test_the_mic_reader_resamples_runs_the_vad_and_drops_nothing(tts: TTS, vad: VAD) -> None:
+    speech = await speak_48k(tts, "Are there any tasks pending on me?")
+    silence = np.zeros(48000, dtype=np.int16)
+    clip = np.concatenate([silence, speech, silence])
+    probabilities: list[float] = []
+    samples: list[Pcm] = []
+    ended = asyncio.Event()
+
+    def on_frame(frame: Pcm, probability: float) -> None:
+        samples.append(frame)
+        probabilities.append(probability)
+
+    reader = AudioInput(_StereoClip(clip), vad.new_stream(), on_frame, on_end=ended.set)
+    reader.start()
+    await asyncio.wait_for(ended.wait(), 30)
+    await reader.stop()
+    frames_in = len(split_frames(clip))
+    assert reader.stats.frames_received == frames_in
+    assert reader.stats.samples_dropped == 0
+    # 48 kHz stereo in, 16 kHz mono 512-sample frames out (a resampler's delay aside).
+    assert all(s.shape == (512,) and s.dtype == np.float32 for s in samples)
+    assert abs(len(samples) - frames_in * 320 // 512) <= 2
+    voiced_frames = sum(p > 0.5 for p in probabilities)
+    lead = probabilities[: 16000 // 512 - 2]
+    assert max(lead) < 0.5 and voiced_frames >= 20
+
+
+def test_frames_are_cut_whole_and_padded() -> None:
+    parts = split_frames(np.ones(2000, dtype=np.int16))
+    assert [p.size for p in parts] == [960, 960, 960]
+    assert int(parts[-1][80:].sum()) == 0
+    frame = make_frame(parts[0], pts=1920)
+    assert (frame.pts, frame.samples, frame.sample_rate) == (1920, 960, 48000)

@@ -1,0 +1,113 @@
+"""Barge-in over real aiortc peers: the user talks over Annie and she stops at once.
+
+The answer comes from `ScriptedLLM` (a long reply at a chosen speed), so the interruption
+lands mid-answer every time; the real model's spoken path is covered in test_voice_e2e.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.audio_peer import VoiceClient, speak_48k
+from bot.server import Engines
+from config import Settings
+from memory.store import Store
+from models.base import TTS, Tokenizer
+from models.fakes import ScriptedLLM
+from tests.voice.conftest import serve
+
+LONG_REPLY = (
+    "The sea covers most of the planet, and it has shaped every coast you have ever seen. "
+    "Long ago sailors crossed it with nothing but the stars to guide them. "
+    "Tides rise and fall twice a day because the moon pulls on the water. "
+    "Deep below the surface there are mountains taller than any on land. "
+    "Whales sing to each other across hundreds of miles of open water. "
+    "Every wave you watch may have started in a storm on the other side of the world."
+)
+SECOND_REPLY = "Okay, I stopped."
+
+
+@pytest.mark.parametrize(
+    "token_delay_s",
+    [0.05, 0.0],
+    ids=["while-generating", "after-generation-while-speaking"],
+)
+async def test_talking_over_annie_stops_her_and_keeps_only_what_was_heard(
+    token_delay_s: float,
+    voice_settings: Settings,
+    engines: Engines,
+    tokenizer: Tokenizer,
+    tts: TTS,
+    store: Store,
+) -> None:
+    llm = ScriptedLLM(tokenizer, [LONG_REPLY, SECOND_REPLY], token_delay_s=token_delay_s)
+    interruption = await speak_48k(tts, "Stop, please wait a moment.")
+    async with serve(voice_settings, engines, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.send_text("Tell me about the sea.")
+
+        # Let Annie speak for a while (well past the guard interval), then talk over her.
+        await client.wait_for(lambda c: len(c.voiced_since(0)) >= 60, 90, "1.2 s of answer")
+        turn_id = client.of_type("voice_state")[0]["turn_id"]
+        if token_delay_s == 0.0:
+            assert any(e["turn_id"] == turn_id for e in client.of_type("assistant_done"))
+        client.mic.play(interruption)
+        await client.wait_for(
+            lambda c: any(e["state"] == "interrupted" for e in c.of_type("voice_state")),
+            30,
+            "the barge-in",
+        )
+        voice = server.voices[0]
+        barge = voice.stats.barge_ins[0]
+        assert barge.turn_id == turn_id
+        assert client.mic.clip_started[1] < barge.at
+
+        # The answer stops: nothing voiced arrives after the cut (the reply to the
+        # interruption cannot start before the user has finished speaking).
+        done = await client.wait_for(
+            lambda c: [
+                e
+                for e in c.of_type("assistant_done")
+                if e["turn_id"] == turn_id and e["interrupted"]
+            ],
+            30,
+            "the interrupted turn",
+        )
+        late = [f for f in client.voiced_since(barge.at + 0.15) if f.at < barge.at + 1.0]
+        assert late == [], f"{len(late)} voiced frames after the barge-in"
+
+        heard = done[-1]["text"]
+        assert heard == barge.delivered_text
+        assert heard and len(heard) < len(LONG_REPLY)
+        assert LONG_REPLY.split()[: len(heard.split())] == heard.split()
+
+        # History keeps only what was heard, marked interrupted; the log keeps everything.
+        session = server.runtime.sessions[0]
+        answer = session.conv.last("assistant")
+        assert answer is not None and answer.interrupted
+        assert answer.content.strip() == heard.strip()
+        assert "[interrupted" in answer.visible
+        logged = store.events(session.id, kinds=["assistant"], turn_id=turn_id)
+        assert logged[-1].meta["interrupted"] and logged[-1].content.strip() == heard.strip()
+        dones = [e for e in client.of_type("assistant_done") if e["turn_id"] == turn_id]
+        if token_delay_s == 0.0:
+            # Generation had finished: the full answer stays in the log, then the amendment.
+            assert [e.content for e in logged[:-1]] == [LONG_REPLY]
+            assert [d["interrupted"] for d in dones] == [False, True]
+        else:
+            # Cut mid-generation: the session itself ended the turn as interrupted.
+            assert len(logged) == 1 and [d["interrupted"] for d in dones] == [True]
+
+        # The interruption itself becomes the next turn.
+        await client.wait_for(
+            lambda c: any(
+                e["text"] == SECOND_REPLY and not e["interrupted"]
+                for e in c.of_type("assistant_done")
+            ),
+            90,
+            "the answer to the interruption",
+        )
+        finals = [e["text"].lower() for e in client.of_type("transcript") if e["final"]]
+        assert any("stop" in t for t in finals)
+        await client.close()

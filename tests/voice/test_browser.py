@@ -1,0 +1,178 @@
+"""The page in a real browser: headless Chromium speaks a WAV file into the microphone.
+
+Debian's Chromium binary is driven by Playwright (never `playwright install`). Its fake
+capture device plays a 48 kHz mono 16-bit WAV from the moment `getUserMedia` is called,
+looping, so the file starts with two seconds of silence (connection setup) and ends with
+a long one (so the question is not asked again while Annie answers). Like any real
+microphone it carries a faint noise floor: on digital silence the browser's noise
+suppressor has nothing to learn from and can eat the "s" of "tasks".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import wave
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import numpy as np
+from playwright.async_api import BrowserContext, Page, async_playwright
+
+from bot.audio_peer import speak_48k
+from bot.server import Engines
+from config import Settings, load_settings
+from memory.store import Store
+from models.base import LLM, TTS
+from tests.voice.conftest import QUESTION, serve
+
+CHROMIUM = "/usr/lib/chromium/chromium"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def write_wav(path: Path, samples: np.ndarray, rate: int = 48000) -> None:
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(samples.astype("<i2").tobytes())
+
+
+@asynccontextmanager
+async def chromium(profile: Path, args: list[str]) -> AsyncIterator[tuple[BrowserContext, Page]]:
+    assert Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing: apt-get install chromium"
+    async with async_playwright() as p:
+        context = await p.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=FLAGS + args,
+            bypass_csp=True,  # the page's CSP forbids eval, which wait_for_function uses
+        )
+        page = context.pages[0] if context.pages else await context.new_page()
+        try:
+            yield context, page
+        finally:
+            await context.close()
+
+
+UPDATES = "Number(document.querySelector('#meter').dataset.updates)"
+
+
+async def meter_used(page: Page) -> int:
+    return int(await page.get_attribute("#meter", "data-used") or 0)
+
+
+async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
+    tmp_path: Path,
+    annie_home: Path,
+    engines: Engines,
+    llm: LLM,
+    tts: TTS,
+    store: Store,
+) -> None:
+    store.add_task("Send the quarterly invoice", pending="user")
+    speech = await speak_48k(tts, QUESTION)
+    silence = np.zeros(48000, dtype=np.int16)
+    clip = np.concatenate([silence, silence, speech, *[silence] * 12]).astype(np.float64)
+    clip += np.random.default_rng(7).normal(0.0, 30.0, clip.size)  # about -61 dBFS
+    wav = tmp_path / "question.wav"
+    write_wav(wav, np.clip(clip, -32768, 32767).astype(np.int16))
+
+    # A token, as off loopback: the page must present the one in its own address.
+    settings = load_settings(context={"window": 4096}, server={"token": "page-token"})
+    async with serve(settings, engines, llm, store) as server:
+        stats_before = llm.last_stats
+        media = [
+            "--use-fake-ui-for-media-stream",
+            "--use-fake-device-for-media-stream",
+            f"--use-file-for-fake-audio-capture={wav}",
+        ]
+        async with chromium(tmp_path / "profile", media) as (_, page):
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            await page.goto(server.url + "/?token=page-token")
+            assert await meter_used(page) == 0
+            await page.click("#talk")
+            await page.wait_for_selector("#conn[data-state=connected]", timeout=30_000)
+            # The meter shows the fixed overhead as soon as the session opens...
+            await page.wait_for_function(f"{UPDATES} >= 1", timeout=30_000)
+            at_connect = await meter_used(page)
+            assert at_connect > 0
+
+            user = page.locator("#log .msg.user .text").first
+            await user.wait_for(timeout=60_000)
+            assert "tasks pending" in (await user.inner_text()).lower()
+            answer = page.locator("#log .msg.annie.state .text").first
+            await answer.wait_for(timeout=30_000)
+            assert "invoice" in (await answer.inner_text()).lower()
+            badge = await page.locator("#log .msg.annie.state .badge").first.inner_text()
+            assert badge.startswith("state path")
+
+            # ...and moves with every turn; its 65% and 80% marks are in place.
+            await page.wait_for_function(f"{UPDATES} >= 2", timeout=30_000)
+            after_spoken = await meter_used(page)
+            assert after_spoken > at_connect
+            assert await page.locator("#meter-bar .seg").count() >= 2
+            marks = await page.eval_on_selector_all(
+                ".meter .mark", "els => els.map(e => e.style.left)"
+            )
+            assert marks == ["65%", "80%"]
+
+            # Annie's answer arrived as audio (decoded, with energy), and latency is shown.
+            await page.wait_for_function(
+                "window.annie.audio.energy > 0 && window.annie.audio.packets > 50",
+                timeout=30_000,
+            )
+            await page.wait_for_selector("#latency .chip.main", timeout=30_000)
+            assert "voice_to_voice" in await page.inner_text("#latency")
+            await page.wait_for_selector("#voice[data-state=idle]", timeout=30_000)
+
+            # Typed text goes through the same loop; the meter moves again.
+            await page.fill("#text", QUESTION)
+            await page.press("#text", "Enter")
+            await page.wait_for_function(f"{UPDATES} >= 3", timeout=30_000)
+            assert await meter_used(page) > after_spoken
+            assert await page.locator("#log .msg.annie.state").count() >= 2
+            assert await page.is_hidden("#error")
+            assert errors == []
+            assert llm.last_stats is stats_before, "state-path answers must not call the model"
+
+        # Closing the browser closes the session, which persists it (tier 3).
+        voice = server.voices[0]
+        await asyncio.wait_for(voice.closed.wait(), 60)
+        row = store.get_session(voice.session_id)
+        assert row is not None and row.ended_at
+
+
+async def test_the_page_says_clearly_when_the_mic_is_denied_or_the_server_is_unreachable(
+    tmp_path: Path, voice_settings: Settings, engines: Engines, llm: LLM, store: Store
+) -> None:
+    async with (
+        serve(voice_settings, engines, llm, store) as server,
+        chromium(
+            tmp_path / "denied", ["--use-fake-device-for-media-stream", "--deny-permission-prompts"]
+        ) as (_, page),
+    ):
+        await page.goto(server.url + "/")
+        await page.click("#talk")
+        await page.wait_for_selector("#error:not([hidden])", timeout=30_000)
+        assert "Microphone access was denied" in await page.inner_text("#error-text")
+        assert await page.get_attribute("#talk", "data-mode") == "talk"
+
+        # The server goes away: typing shows that it cannot be reached.
+        await page.route("**/api/offer", lambda route: route.abort())
+        await page.click("#error-close")
+        await page.fill("#text", "hello")
+        await page.press("#text", "Enter")
+        await page.wait_for_selector("#error:not([hidden])", timeout=30_000)
+        assert "Cannot reach the Annie server" in await page.inner_text("#error-text")
+        assert not server.voices
