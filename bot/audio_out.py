@@ -4,7 +4,6 @@
 (silence when nothing is queued), and producers wait while more than `max_buffer_ms` is
 queued (back-pressure), so after a barge-in `clear()` only has a few frames to drop and the
 audio stops on the next frame.
-
 `Utterance` is one turn's speech: text pieces go in, a worker synthesizes each piece,
 resamples it to 48 kHz and queues the frames. Every frame carries the piece it came from, so
 when playback is cut off the utterance knows exactly what was heard (`delivered_text`).

@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from config import ConfigError
+from memory.db import StoreError
 from models.base import ModelError
 
 COMMANDS = ["serve", "chat", "ask", "tasks", "replay", "doctor", "bench"]
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._run(args))
-    except (ConfigError, ModelError) as exc:
+    except (ConfigError, ModelError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -4,7 +4,6 @@ Shaped like aiortc's `examples/server/server.py`: a POST of the browser's SDP of
 peer connection, wires its microphone track and data channel to a `VoiceSession`, and
 answers with the server's SDP (ICE gathered in full, since aiortc does not trickle). Peer
 connections and sessions live on the application object and all close on shutdown.
-
 Hardening: a body-size cap, a cap on concurrent sessions (503 past it), JSON reasons for
 every refusal (400 for malformed JSON or SDP), and a token that is required whenever the
 server listens beyond loopback.

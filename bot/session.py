@@ -5,7 +5,6 @@ anything else is admitted by the assembler, streamed from the shared LLM (text d
 tool-call markup hidden), its tool calls run (bounded rounds), and the answer completes with
 `TurnDone`, a context meter and a latency breakdown. Compaction hooks run before each call,
 after the turn, and in idle time between turns (a background task a new turn cancels).
-
 Barge-in: `cancel(delivered)` stops generation within a token; the conversation keeps only
 what the user actually heard, marked interrupted. The voice page, the terminal chat and
 `ask` all drive this same loop.

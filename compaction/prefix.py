@@ -4,7 +4,6 @@ llama.cpp keeps the longest token prefix that the new prompt shares with the tok
 evaluated, and evaluates everything after it. So an edit at token position p costs the tokens
 from p to the end of the new prompt, and appending costs only what is appended. The naive
 baseline, a runtime with no prefix reuse, pays for the whole prompt after every edit.
-
 Prompts are compared as sequences of segments (one per rendered message, with a key that
 changes whenever its rendered text changes and its exact token count), which gives the same
 answer as comparing token ids because chat templates put special tokens at message

@@ -5,7 +5,6 @@ retrieved evidence, active tool groups. The fixed head (policy, schemas, briefin
 built once per session by `build_prefix`; each turn `admit_turn` appends that turn's state
 snapshot (only when it changed), its evidence (deduplicated, ranked, within budget) and the
 request, and `admit_tool_result` admits results (a preview with the id when too large).
-
 `assemble` guarantees prompt + reserved output <= window. On overflow it trims in the seed's
 order: reloadable tool output, then duplicate evidence and superseded state, then the oldest
 history. It never drops the request, the policy, pinned items (approvals, corrections,

@@ -2,7 +2,6 @@
 
 The prompt is kept strictly append-only, because llama.cpp (and the recurrent layers of the
 GPU model) reuse evaluated tokens only when a new prompt exactly extends the previous one:
-
 - The prefix (system prompt, schemas of the tool groups loaded at session start, memory
   briefing, notes) is rendered once per session and never changes between turns.
 - Per-turn volatile context (a Work Index snapshot, retrieved evidence) is its own item,
@@ -10,7 +9,6 @@ GPU model) reuse evaluated tokens only when a new prompt exactly extends the pre
 - Assistant items keep the text exactly as generated, tool-call markup included.
 - A tool group loaded mid-session arrives as a tool result (its schemas as text), not as an
   edit to the prefix.
-
 Compaction is the one deliberate exception: `clear()` and `replace()` edit the items at one cut
 point and record it in `dirty_from`, so whoever pays for the re-prefill knows where it starts.
 Every item's `id` is its event id in the store, so anything removed from view stays retrievable

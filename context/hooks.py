@@ -5,9 +5,7 @@ implements them (three tiers), and `NoCompaction` is what runs when none is inst
 hook edits the conversation only through `Conversation.clear` / `Conversation.replace`, which
 record the cut point, and returns a `CompactionEvent` for every compaction it did; the caller
 logs each event, shows it on every front end and counts it in replay's summary.
-
 Call order, per user turn:
-
 1. `on_user_activity()` as soon as a user turn starts (or the user starts speaking): idle work
    that needs the model must stop so the turn gets it.
 2. `before_call(conv, ledger, needed_tokens)` before every model call of the turn, with the

@@ -5,9 +5,7 @@ template renders it* (role markers and end-of-message tokens included), so the l
 total equals `len(tokenize(render(messages, tools)))` to the token. Each message's rendered
 segment and its count are cached on the message's render key, so a turn costs work in
 proportion to what is new, not to the whole context.
-
 Two modes, chosen once by probing the template with a sample conversation:
-
 - `segment` (ChatML and other templates that render each message on its own, with a special
   token at every message start): a message's text is rendered once, in a two-message probe;
   the prompt is the concatenation of cached segments. O(new text) per turn.

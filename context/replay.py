@@ -5,7 +5,6 @@ code a live session runs: items are admitted by the assembler, logged in a store
 by the ledger with the model's own tokenizer and template, and the compaction hooks run at
 the same points (before each model call, after each turn, in idle time between turns, and
 on disconnect). The result is one row per turn, in the shape of seed 003's 10-turn table.
-
 Trace format (JSON lines):
     {"type": "session", "window": 16384}              optional first line
     {"type": "user", "text": "..."}
@@ -108,11 +107,38 @@ def read_trace(path: Path) -> list[dict[str, Any]]:
             raise TraceError(f"{path}:{n}: not JSON: {exc.msg}") from exc
         if not isinstance(rec, dict) or rec.get("type") not in _TYPES:
             raise TraceError(f"{path}:{n}: each line needs a type, one of {', '.join(_TYPES)}")
+        problem = _field_problem(rec)
+        if problem:
+            raise TraceError(f"{path}:{n}: {rec['type']} line: {problem}")
         records.append(rec)
     return records
 
 
 _TYPES = ("session", "user", "assistant", "tool_result", "disconnect")
+
+
+def _field_problem(rec: dict[str, Any]) -> str:
+    """What is wrong with a record's fields (see the module docstring), or ""."""
+    kind = rec["type"]
+    window = rec.get("window")
+    if kind == "session" and window is not None and not (type(window) is int and window > 0):
+        return '"window" must be a positive whole number'
+    required = {"user": ("text",), "tool_result": ("content",)}.get(kind, ())
+    for key in ("text", "content", "id", "name"):
+        if key in required and key not in rec:
+            return f'"{key}" is missing'
+        if key in rec and not isinstance(rec[key], str):
+            return f'"{key}" must be a string'
+    calls = rec.get("tool_calls")
+    if kind == "assistant" and calls is not None:
+        if not isinstance(calls, list):
+            return '"tool_calls" must be a list'
+        for call in calls:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                return 'each tool call needs a "name" string'
+            if not isinstance(call.get("arguments", {}), dict):
+                return f"the arguments of tool call {call['name']!r} must be an object"
+    return ""
 
 
 def _label(text: str, calls: list[str]) -> str:

@@ -7,7 +7,6 @@ rules are applied literally: pending means `pending != "none"` (and not done); a
 pending set is "Nothing needs you right now."; completed work is never used as padding;
 and when a source cannot be read the answer says so instead of turning absence of data into
 "nothing".
-
 A "yes" or "no" while an approval is open is answered here too (`context.approvals`): the
 stored parameters run, or nothing does.
 """

@@ -5,7 +5,6 @@ pending migrations; `Store()` is an in-memory database for quick tests. Each con
 in its own module and is mixed in here: the event log and sessions (`memory.log`), tasks and
 reminders (`memory.work`), notes and hybrid search (`memory.search`), approvals
 (`memory.approvals`) and the work index (`memory.projections`).
-
 Any SQLite failure (a damaged, locked or unreadable file) surfaces as `StoreError`, whose
 message names the file and what to do about it.
 """

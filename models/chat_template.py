@@ -1,7 +1,6 @@
 """Render chat messages to prompt text with the model's own Jinja chat template.
 
 Two guarantees the incremental cache depends on:
-
 - **Honest:** the text is what the model sees. A template without tool support (SmolLM2's
   plain ChatML) gets tools the way Qwen writes them: a `# Tools` block with `<tools>` JSON in
   the system message, calls as `<tool_call>` JSON in assistant turns, and results as user turns

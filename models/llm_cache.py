@@ -5,7 +5,6 @@ tokens spell (the prompt plus the generated pieces, as generated). A new prompt 
 that text only needs its suffix tokenized and evaluated. Anything else goes back to the
 longest saved checkpoint whose text is a prefix of the prompt, or starts from scratch; the
 model's state is never cut back, because a hybrid (recurrent) model cannot do that.
-
 The same planner serves the llama.cpp adapter and the scripted fake, so both report reuse the
 same way.
 """

@@ -225,7 +225,13 @@ def resolve(role: str, settings: Settings) -> Resolved:
 
     home_path = _in_home(role, settings)
     if home_path is not None:
-        check(role, home_path)
+        try:
+            check(role, home_path)
+        except ModelError as exc:
+            raise ModelError(
+                f"{exc}. It was found in {settings.models_dir} ({HOME_LAYOUT[role]}); replace "
+                f"it with a working model, or move it away to use the default"
+            ) from exc
         return Resolved(role, home_path, f"found in {settings.models_dir}", size_of(home_path))
 
     notes: list[str] = []

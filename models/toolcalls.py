@@ -3,7 +3,6 @@
 - Qwen3: `<tool_call>{"name": "...", "arguments": {...}}</tool_call>`
 - Qwen3.5: `<tool_call><function=NAME><parameter=ARG>value</parameter></function></tool_call>`,
   where each value is JSON when it parses as JSON and a plain string otherwise.
-
 Anything that looks like a call but cannot be read becomes a `ToolCallError` with the raw
 text and the reason, so the caller can tell the model what went wrong and let it retry.
 """

@@ -71,7 +71,9 @@ def context_table(session: object) -> str:
                 f"{c.evaluated_tokens:>6,} {c.generated_tokens:>5,}"
                 + ("  full re-prefill" if c.full_reprefill and c.reused_tokens == 0 else "")
             )
-    if session.compactions:
+    if not session.compactions:
+        lines.append("compaction events: none yet")
+    else:
         lines.append("compaction events:")
         for e in session.compactions:
             lines.append(

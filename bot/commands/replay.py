@@ -150,6 +150,11 @@ async def replay_file(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.dump_context and not args.dump_context.parent.is_dir():
+        print(
+            f"error: no folder {args.dump_context.parent} to write the context to", file=sys.stderr
+        )
+        return 2
     try:
         result, settings = asyncio.run(
             replay_file(args.trace, window=args.window, no_model=args.no_model, db=args.db)
@@ -158,7 +163,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.dump_context:
-        args.dump_context.write_text(result.final_prompt, encoding="utf-8")
+        try:
+            args.dump_context.write_text(result.final_prompt, encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot write the context to {args.dump_context}: {exc}", file=sys.stderr)
+            return 2
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
     else:

@@ -1,0 +1,1 @@
+"""Compaction: the three tiers, protected items, resume after disconnect or a crash."""

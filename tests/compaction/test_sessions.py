@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bot.commands.chat import context_table
 from bot.runtime import Runtime
 from compaction.sim import scripted_summary
 from compaction.summarize import INSTRUCTIONS
@@ -154,4 +155,7 @@ async def test_live_session_compacts_in_idle_time_and_keeps_current_state(
     assert "reprefill" in [c.label for c in session.ledger.calls]
     logged = runtime.store.events(session.id, kinds=["compaction"])
     assert len(logged) == len(session.compactions)
+    # The chat's /context lists the same events.
+    table = context_table(session)
+    assert "compaction events:" in table and table.count("  tier ") == len(session.compactions)
     await runtime.close()

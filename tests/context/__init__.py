@@ -1,0 +1,1 @@
+"""Context: the exact token ledger, the bounded assembler and its manifest, trace replay."""

@@ -95,6 +95,39 @@ def test_a_bad_trace_line_is_named(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "bad.jsonl:2" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"type": "user"}', '"text" is missing'),
+        ('{"type": "user", "text": 7}', '"text" must be a string'),
+        ('{"type": "session", "window": "big"}', '"window" must be a positive whole number'),
+        ('{"type": "assistant", "tool_calls": {"name": "x"}}', '"tool_calls" must be a list'),
+        ('{"type": "assistant", "tool_calls": [{"id": "c1"}]}', 'needs a "name" string'),
+        ('{"type": "assistant", "tool_calls": [{"name": "x", "arguments": 3}]}', "an object"),
+        ('{"type": "tool_result", "id": "c1"}', '"content" is missing'),
+    ],
+)
+def test_a_bad_trace_field_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, problem: str
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "user", "text": "hi"}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(TraceError, match=r"bad\.jsonl:2") as err:
+        read_trace(bad)
+    assert problem in str(err.value)
+    assert main(["replay", str(bad), "--no-model"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_an_unwritable_dump_path_is_an_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "missing" / "context.txt"
+    args = [str(FIXTURE), "--no-model", "--dump-context", str(target)]
+    assert main(["replay", *args]) == 2
+    assert str(target.parent) in capsys.readouterr().err
+
+
 async def test_replay_file_uses_the_trace_window_unless_overridden() -> None:
     result, settings = await replay_file(FIXTURE, no_model=True, window=8192)
     assert result.window == 8192 and settings.context.window == 8192

@@ -1,0 +1,1 @@
+"""Memory: the SQLite store and its migrations, search, approvals and the state path."""

@@ -50,6 +50,17 @@ def test_a_gguf_in_annie_home_wins_over_the_package(annie_home: Path) -> None:
     assert str(annie_home / "models") in got.reason
 
 
+def test_a_corrupt_gguf_in_annie_home_is_named_with_the_fix(annie_home: Path) -> None:
+    bad = annie_home / "models" / "llm" / "mine.gguf"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"not a model at all")
+    with pytest.raises(ModelError) as err:
+        resolve("llm", load_settings(models={"device": "cpu"}))
+    message = str(err.value)
+    assert str(bad) in message and "GGUF" in message
+    assert str(annie_home / "models") in message and "move it away" in message
+
+
 def test_configured_path_wins_and_says_so() -> None:
     packaged = resolve("tts", load_settings())
     got = resolve("tts", load_settings(models={"tts_path": str(packaged.path)}))

@@ -5,6 +5,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
+from bot.cli import main
 from bot.commands.ask import Asker, SessionAnswerer
 from bot.commands.chat import chat
 from config import load_settings
@@ -26,6 +29,7 @@ async def test_chat_streams_and_prints_context_and_manifest(
     assert "annie> Hello! Nice to meet you." in text
     assert "fixed overhead:" in text and "seed 003: 3,425" in text
     assert "system_prompt" in text and "tool_schemas" in text
+    assert "compaction events: none yet" in text
     assert "request: 'hi Annie'" in text and "load_tool_group(group='web')" in text
     assert "[state path," in text
     assert "model calls (prompt / reused from cache / newly evaluated / generated):" in text
@@ -53,3 +57,14 @@ def test_ask_answers_non_state_questions_through_the_model(llm: LLM, tmp_path: P
     kinds = [e.kind for e in reopened.events(kinds=["user", "assistant", "manifest"])]
     assert {"user", "assistant", "manifest"} <= set(kinds)
     reopened.close()
+
+
+def test_chat_with_a_damaged_database_names_the_file(
+    annie_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = annie_home / "annie.db"
+    db.write_bytes(b"garbage, not sqlite " * 500)
+    assert main(["chat"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(db) in err and "Move it aside" in err
+    assert db.read_bytes() == b"garbage, not sqlite " * 500
