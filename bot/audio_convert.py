@@ -8,11 +8,15 @@ there are no clicks at frame boundaries.
 
 from __future__ import annotations
 
+import asyncio
 import fractions
+import time
 
 import av
 import numpy as np
 import numpy.typing as npt
+from aiortc import MediaStreamTrack
+from aiortc.mediastreams import MediaStreamError
 
 from models.base import Pcm
 
@@ -96,3 +100,30 @@ def frame_rms(frame: av.AudioFrame) -> float:
     """Root-mean-square level of a frame in [0, 1] (for telling speech from silence)."""
     data = frame.to_ndarray().astype(np.float32) / 32768.0
     return float(np.sqrt(np.mean(np.square(data)))) if data.size else 0.0
+
+
+class PacedAudioTrack(MediaStreamTrack):
+    """An outgoing audio track whose `recv()` paces 20 ms frames against the wall clock.
+
+    Subclasses call `await self._pace()` at the top of `recv()` and stamp the frame they
+    return with `self._pts`; the first frame goes at once, each later one 20 ms after it.
+    """
+
+    kind = "audio"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._start: float | None = None
+        self._pts = 0
+        self._silence = np.zeros(WEBRTC_FRAME_SAMPLES, dtype=np.int16)
+
+    async def _pace(self) -> None:
+        if self.readyState != "live":
+            raise MediaStreamError
+        if self._start is None:
+            self._start = time.monotonic()
+            return
+        self._pts += WEBRTC_FRAME_SAMPLES
+        wait = self._start + self._pts / WEBRTC_RATE - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)

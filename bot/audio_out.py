@@ -19,15 +19,13 @@ from dataclasses import dataclass, field
 
 import av
 import numpy as np
-from aiortc import MediaStreamTrack
-from aiortc.mediastreams import MediaStreamError
 
 from bot.audio_convert import (
     FRAME_MS,
     WEBRTC_FRAME_SAMPLES,
-    WEBRTC_RATE,
     Int16,
     OutputResampler,
+    PacedAudioTrack,
     make_frame,
     split_frames,
 )
@@ -41,10 +39,8 @@ class _Queued:
     piece: int
 
 
-class SpeechTrack(MediaStreamTrack):
+class SpeechTrack(PacedAudioTrack):
     """Outgoing audio: paced 20 ms mono frames at 48 kHz, silence when idle."""
-
-    kind = "audio"
 
     def __init__(self, max_buffer_ms: int = 200) -> None:
         super().__init__()
@@ -52,9 +48,6 @@ class SpeechTrack(MediaStreamTrack):
         self._queue: deque[_Queued] = deque()
         self._space = asyncio.Event()
         self._space.set()
-        self._start: float | None = None
-        self._pts = 0
-        self._silence = np.zeros(WEBRTC_FRAME_SAMPLES, dtype=np.int16)
         self.frames_sent = 0
         self.voiced_frames_sent = 0
         self.last_voiced_sent_at: float | None = None
@@ -67,15 +60,7 @@ class SpeechTrack(MediaStreamTrack):
         return len(self._queue)
 
     async def recv(self) -> av.AudioFrame:
-        if self.readyState != "live":
-            raise MediaStreamError
-        if self._start is None:
-            self._start = time.monotonic()
-        else:
-            self._pts += WEBRTC_FRAME_SAMPLES
-            wait = self._start + self._pts / WEBRTC_RATE - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
+        await self._pace()
         if self._cleared_at is not None:
             self.last_stop_ms = (time.monotonic() - self._cleared_at) * 1000.0
             self._cleared_at = None

@@ -24,10 +24,9 @@ from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSes
 from aiortc.mediastreams import MediaStreamError
 
 from bot.audio_convert import (
-    WEBRTC_FRAME_SAMPLES,
-    WEBRTC_RATE,
     Int16,
     OutputResampler,
+    PacedAudioTrack,
     frame_rms,
     make_frame,
     split_frames,
@@ -46,17 +45,12 @@ async def speak_48k(tts: TTS, text: str) -> Int16:
     return np.concatenate(parts).astype(np.int16)
 
 
-class MicTrack(MediaStreamTrack):
+class MicTrack(PacedAudioTrack):
     """Plays queued clips in real time, silence otherwise; records when each clip played."""
-
-    kind = "audio"
 
     def __init__(self) -> None:
         super().__init__()
         self._frames: deque[tuple[Int16, int]] = deque()
-        self._silence = np.zeros(WEBRTC_FRAME_SAMPLES, dtype=np.int16)
-        self._start: float | None = None
-        self._pts = 0
         self._clip = 0
         self.clip_started: dict[int, float] = {}
         self.clip_ended: dict[int, float] = {}
@@ -73,15 +67,7 @@ class MicTrack(MediaStreamTrack):
         return bool(self._frames)
 
     async def recv(self) -> av.AudioFrame:
-        if self.readyState != "live":
-            raise MediaStreamError
-        if self._start is None:
-            self._start = time.monotonic()
-        else:
-            self._pts += WEBRTC_FRAME_SAMPLES
-            wait = self._start + self._pts / WEBRTC_RATE - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
+        await self._pace()
         if not self._frames:
             return make_frame(self._silence, self._pts)
         samples, clip = self._frames.popleft()
