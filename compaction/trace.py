@@ -4,13 +4,15 @@ The trace uses the replay format (JSON lines of user / assistant / tool_result r
 of every three turns call a tool whose result is several hundred tokens, like seed 003's
 searches, and 20 facts are planted along the way: corrections, things the user said about
 themselves, exact ids, saved notes and tasks. Each fact has a `needle`, the exact string that
-must still be in the final context or the checkpoint after hundreds of turns of compaction.
+must still be in the final context or the checkpoint after hundreds of turns of compaction,
+and a question whose answer (any of `expect`, as a whole word) shows the model recalled it.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,12 +153,42 @@ _FACTS: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ),
 ]
 
+# needle -> (question asked after the session, accepted answers)
+_QUESTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "Actually my sister's name is Ana, not Anna.": ("What is my sister's name?", ("Ana",)),
+    "Correction: the party is on Saturday, not Friday.": ("Which day is the party?", ("Saturday",)),
+    "I meant the blue folder, not the red one.": ("Which folder did I mean?", ("blue",)),
+    "Actually the flight leaves at 7:40, not 8:40.": ("What time does my flight leave?", ("7:40",)),
+    "My dentist is Dr. Okafor on Elm Street.": ("Who is my dentist?", ("Okafor",)),
+    "I am allergic to penicillin.": ("What am I allergic to?", ("penicillin",)),
+    "My favourite tea is genmaicha.": ("What is my favourite tea?", ("genmaicha",)),
+    "I prefer window seats on long flights.": ("Which seats do I prefer?", ("window",)),
+    "INC-40213": ("What is the ticket number for the broken router?", ("INC-40213",)),
+    "QX-7731": ("What is my booking reference?", ("QX-7731",)),
+    "PKG-5581-AZ": ("What is the parcel tracking code?", ("PKG-5581-AZ",)),
+    "INV-2291": ("Which invoice should the refund use?", ("INV-2291",)),
+    "Garage code is 4471": ("What is the garage code?", ("4471",)),
+    "Ben's birthday is 14 March": ("When is Ben's birthday?", ("14 March", "March 14")),
+    "Wifi password is larch-meadow-92": ("What is the wifi password?", ("larch-meadow-92",)),
+    "User parks on level 3": ("Which level do I park on?", ("3", "three", "third")),
+    "Renew passport before June 3": ("When must I renew my passport by?", ("June 3", "3 June")),
+    "Call the plumber on Tuesday": ("Which day should I call the plumber?", ("Tuesday",)),
+    "Return the library books": ("What do I need to return?", ("library books",)),
+    "Book the car service for next month": ("What should I book for next month?", ("car service",)),
+}
+
 
 @dataclass(frozen=True)
 class PlantedFact:
     turn: int
     category: str
     needle: str
+    question: str = ""
+    expect: tuple[str, ...] = ()
+
+    def recalled(self, answer: str) -> bool:
+        """Whether `answer` contains an expected answer as a whole word (case-insensitive)."""
+        return any(re.search(rf"(?<!\w){re.escape(e)}(?!\w)", answer, re.I) for e in self.expect)
 
 
 def _filler(rng: random.Random, words: int) -> str:
@@ -199,7 +231,7 @@ def generate(
         if fact is not None:
             category, text, call, needle = fact
             records.append({"type": "user", "text": text})
-            planted.append(PlantedFact(turn, category, needle))
+            planted.append(PlantedFact(turn, category, needle, *_QUESTIONS[needle]))
             if call is not None:
                 call_no += 1
                 cid = f"c{call_no}"

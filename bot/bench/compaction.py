@@ -7,6 +7,8 @@ runtime that recomputes the whole prompt after every edit, prompt tokens evaluat
 on the user's path both ways, and for each of 20 planted facts whether it is still in the
 final context or the persisted checkpoint (exact match). The summarizer is the scripted model
 (real tokenizer, scripted text) unless `--real-summarizer` asks for the small real model.
+With `--ask-model` (the default on a GPU box) the real model is then asked each fact's question
+after the final context of the largest window it can hold, and its answers are printed.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from bot.runtime import load_system_prompt
 from bot.tools.registry import ActiveTools, default_registry
 from compaction.sim import SimResult, Simulator, scripted_summary
 from compaction.trace import PlantedFact, generate
-from config import load_settings
+from config import Settings, load_settings
+from context.conversation import Conversation
 from memory.store import Store
-from models import LLM, load_llm, load_tokenizer
+from models import LLM, ModelError, load_llm, load_tokenizer
 from models.fakes import ScriptedLLM
+from models.resolver import detect_device
 
 HELP = "300-turn tool-heavy session at 32k and 4k windows: usage, tiers, re-prefill, facts"
 
@@ -40,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--real-summarizer",
         action="store_true",
         help="summarize with the small real model (slow on CPU) instead of the scripted one",
+    )
+    parser.add_argument(
+        "--ask-model",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="ask the real model each planted fact's question (default: on with a GPU)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -64,8 +74,36 @@ def _facts(result: SimResult, store: Store, planted: list[PlantedFact]) -> list[
     ]
 
 
+async def ask_facts(
+    llm: LLM, conv: Conversation, facts: list[PlantedFact], *, max_tokens: int = 48
+) -> list[dict[str, Any]]:
+    """The model's answer to each fact's question, asked as the next user turn of `conv`."""
+    out = []
+    for fact in facts:
+        messages = [*conv.messages(), {"role": "user", "content": fact.question}]
+        prompt = llm.render(messages, conv.prefix.tools or None)
+        if fact is facts[0]:
+            # The context up to the question, evaluated once: each question resumes from it.
+            await llm.prefill(prompt[: prompt.rfind(fact.question)])
+        raw = "".join([piece async for piece in llm.stream(prompt, max_tokens=max_tokens)])
+        answer = llm.parse(raw).text.strip() or raw.strip()
+        out.append({"turn": fact.turn, "answer": answer, "recalled": fact.recalled(answer)})
+    return out
+
+
+def _load_answerer(settings: Settings, windows: list[int]) -> dict[int, LLM]:
+    """{window: the real model} at the largest window it can hold; a failed load tries the next."""
+    error = ModelError("no window to load the model at")
+    for window in sorted(set(windows), reverse=True):
+        try:
+            return {window: load_llm(settings, n_ctx=window)}
+        except ModelError as exc:
+            error = exc
+    raise error
+
+
 async def _one(
-    window: int, turns: int, seed: int, summarizer: LLM, codec: Any, home: Path
+    window: int, turns: int, seed: int, summarizer: LLM, codec: Any, home: Path, ask: LLM | None
 ) -> dict[str, Any]:
     settings = load_settings(context={"window": window})
     store = Store(home / f"bench-{window}.db")
@@ -104,6 +142,9 @@ async def _one(
         "facts": _facts(result, store, planted),
         "seconds": elapsed,
     }
+    if ask is not None:
+        out["model"] = ask.path.name
+        out["answers"] = await ask_facts(ask, result.conv, planted)
     store.close()
     return out
 
@@ -155,6 +196,12 @@ def _print(report: dict[str, Any]) -> None:
             for r in runs
         )
         print(f"  t{fact['turn']:<4} {fact['category']:<10} {fact['needle'][:44]:<46} {marks}")
+    for r in (r for r in runs if "answers" in r):
+        print(f"\nmodel answers ({r['model']}) after the final context at window {r['window']:,}")
+        for fact, a in zip(r["facts"], r["answers"], strict=True):
+            mark, answer = "yes" if a["recalled"] else "no", " ".join(a["answer"].split())
+            print(f"  t{a['turn']:<4} {mark:<4} {fact['needle'][:30]:<32} {answer[:60]}")
+        print(f"model recalled {sum(a['recalled'] for a in r['answers'])}/{len(r['answers'])}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -168,9 +215,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         summarizer = ScriptedLLM(tokenizer, scripted_summary, n_ctx=max(windows) + 8192)
         kind = "scripted (real tokenizer)"
+    on = detect_device(settings) == "cuda" if args.ask_model is None else args.ask_model
+    ask = _load_answerer(settings, windows) if on else {}
     with tempfile.TemporaryDirectory(prefix="annie-bench-") as tmp:
         runs = [
-            asyncio.run(_one(w, args.turns, args.seed, summarizer, tokenizer, Path(tmp)))
+            asyncio.run(
+                _one(w, args.turns, args.seed, summarizer, tokenizer, Path(tmp), ask.get(w))
+            )
             for w in windows
         ]
     report = {"turns": args.turns, "summarizer": kind, "runs": runs}
