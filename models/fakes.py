@@ -9,17 +9,16 @@ Every path it stands in for is also tested on the real engine with the small mod
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from models.base import CallStats, ModelError, Tokenizer
 from models.chat_template import ChatTemplate
 from models.llm_cache import PromptCache
-from models.streaming import Push, StopMatcher, call_in_thread, stream_from_thread
+from models.streaming import Push, StopMatcher
 from models.templated import TemplatedLLM
 
 Script = Sequence[str] | Callable[[str], str]
@@ -85,8 +84,15 @@ class ScriptedLLM(TemplatedLLM):
         stats.prefill_s = time.perf_counter() - t0
 
     def _generate(
-        self, prompt: str, max_tokens: int, stops: Sequence[str], flag: threading.Event, push: Push
+        self,
+        prompt: str,
+        max_tokens: int,
+        stops: Sequence[str],
+        grammar: str | None,
+        flag: threading.Event,
+        push: Push,
     ) -> None:
+        # A script needs no grammar: its replies are the constrained output already.
         t0 = time.perf_counter()
         stats = CallStats()
         self._stats = stats
@@ -124,32 +130,7 @@ class ScriptedLLM(TemplatedLLM):
         finally:
             stats.total_s = time.perf_counter() - t0
 
-    def stream(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int = 512,
-        stop: Sequence[str] = (),
-        grammar: str | None = None,
-        cancel: asyncio.Event | None = None,
-    ) -> AsyncIterator[str]:
-        stops = tuple(stop)
-
-        def worker(flag: threading.Event, push: Push) -> None:
-            self._generate(prompt, max_tokens, stops, flag, push)
-
-        return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
-
-    async def prefill(self, prompt: str) -> CallStats:
-        def run() -> CallStats:
-            t0 = time.perf_counter()
-            stats = CallStats()
-            self._stats = stats
-            self._prefill(prompt, stats, None)
-            if not self._cache.has_checkpoint(self._cache.text):
-                self._cache.save(None)
-            stats.total_s = time.perf_counter() - t0
-            return stats
-
-        result: CallStats = await call_in_thread(self._executor, self._locks.get(), run)
-        return result
+    def _evaluate(self, prompt: str, stats: CallStats) -> None:
+        self._prefill(prompt, stats, None)
+        if not self._cache.has_checkpoint(self._cache.text):
+            self._cache.save(None)

@@ -8,12 +8,11 @@ the assistant's turn from the raw generated text, so the next prompt extends the
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import ctypes
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from models.base import CallStats, ModelError, Resolved
 from models.chat_template import ChatTemplate
 from models.llm_cache import Plan, PromptCache
 from models.resolver import detect_device
-from models.streaming import Push, StopMatcher, call_in_thread, stream_from_thread
+from models.streaming import Push, StopMatcher
 from models.templated import TemplatedLLM
 from models.tokenizer import StderrLog, gguf_token_text, quiet_stderr, set_verbose
 
@@ -241,35 +240,9 @@ class LlamaLLM(TemplatedLLM):
         finally:
             stats.total_s = time.perf_counter() - t0
 
-    def stream(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int = 512,
-        stop: Sequence[str] = (),
-        grammar: str | None = None,
-        cancel: asyncio.Event | None = None,
-    ) -> AsyncIterator[str]:
-        stops = tuple(stop)
-
-        def worker(flag: threading.Event, push: Push) -> None:
-            self._generate(prompt, max_tokens, stops, grammar, flag, push)
-
-        return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
-
-    async def prefill(self, prompt: str) -> CallStats:
-        def run() -> CallStats:
-            t0 = time.perf_counter()
-            stats = CallStats()
-            self._stats = stats
-            plan = self._cache.plan(prompt, self.n_ctx)
-            self._apply(plan, stats, None)
-            self._checkpoint()
-            stats.total_s = time.perf_counter() - t0
-            return stats
-
-        result: CallStats = await call_in_thread(self._executor, self._locks.get(), run)
-        return result
+    def _evaluate(self, prompt: str, stats: CallStats) -> None:
+        self._apply(self._cache.plan(prompt, self.n_ctx), stats, None)
+        self._checkpoint()
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)

@@ -6,15 +6,19 @@ prompt they see, the calls they parse and the figures they report come from this
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
-from collections.abc import Sequence
+import time
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from models.base import LLM, CallStats, ParsedOutput
 from models.chat_template import ChatTemplate
 from models.llm_cache import PromptCache
-from models.streaming import LoopLocks
+from models.streaming import LoopLocks, Push, call_in_thread, stream_from_thread
 from models.toolcalls import parse_output
 
 
@@ -23,12 +27,57 @@ class TemplatedLLM(LLM):
 
     template: ChatTemplate
     _cache: PromptCache
+    _executor: ThreadPoolExecutor
 
     def _init_shared(self) -> None:
         self._locks = LoopLocks()
         self._stats = CallStats()
         self._ids = (f"call_{n}" for n in itertools.count(1))
         self._ids_lock = threading.Lock()
+
+    @abstractmethod
+    def _generate(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stops: Sequence[str],
+        grammar: str | None,
+        flag: threading.Event,
+        push: Push,
+    ) -> None:
+        """Worker thread: evaluate `prompt`, then push text pieces until done or `flag` is set."""
+
+    @abstractmethod
+    def _evaluate(self, prompt: str, stats: CallStats) -> None:
+        """Worker thread: bring the cache up to `prompt` and checkpoint it, generating nothing."""
+
+    def stream(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 512,
+        stop: Sequence[str] = (),
+        grammar: str | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> AsyncIterator[str]:
+        stops = tuple(stop)
+
+        def worker(flag: threading.Event, push: Push) -> None:
+            self._generate(prompt, max_tokens, stops, grammar, flag, push)
+
+        return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
+
+    async def prefill(self, prompt: str) -> CallStats:
+        def run() -> CallStats:
+            t0 = time.perf_counter()
+            stats = CallStats()
+            self._stats = stats
+            self._evaluate(prompt, stats)
+            stats.total_s = time.perf_counter() - t0
+            return stats
+
+        result: CallStats = await call_in_thread(self._executor, self._locks.get(), run)
+        return result
 
     def render(
         self,
