@@ -1,10 +1,11 @@
 """The runtime every front end shares: settings, the store, one model for all sessions, tools.
 
-`Runtime(settings)` loads engines lazily (the LLM on first use, the embedder only if a tool
-asks for it); tests and benchmarks inject their own (`Runtime(settings, llm=ScriptedLLM(...),
-store=Store())`). One LLM serves every session: the adapter queues calls on a FIFO lock, so
-sessions never interleave inside the model. `open_session()` starts a conversation with its
-own ledger, assembler, loaded tool groups and compaction hooks.
+`Runtime(settings)` loads engines lazily (the LLM on first use, the embedder when a tool or
+per-turn recall first needs it, after which the store searches with it too); tests and
+benchmarks inject their own (`Runtime(settings, llm=ScriptedLLM(...), store=Store())`).
+One LLM serves every session: the adapter queues calls on a FIFO lock, so sessions never
+interleave inside the model. `open_session()` starts a conversation with its own ledger,
+assembler, loaded tool groups and compaction hooks.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class Runtime:
         if self._store is None:
             from memory.store import Store
 
-            self._store = Store.open(self.settings)
+            self._store = Store.open(self.settings, embedder=self._embedder)
         return self._store
 
     @property
@@ -111,6 +112,9 @@ class Runtime:
 
             with contextlib.suppress(ModelError, OSError):
                 self._embedder = load_embedder(self.settings)
+        store = self._store
+        if self._embedder is not None and store is not None and store.embedder is None:
+            store.embedder = self._embedder  # it now embeds writes and searches hybrid
         return self._embedder
 
     @property
@@ -171,13 +175,14 @@ class Runtime:
         assembler = Assembler(settings, ledger)
         session_id = self.store.start_session(meta or {"front_end": "runtime"})
         tools = ActiveTools(self.registry)
-        briefing, notes = self._briefing(session_id, ledger, settings)
+        briefing, notes, sources = self._briefing(session_id, ledger, settings)
         prefix = assembler.build_prefix(
             self.system_prompt,
             tools.prefix_schemas(),
             tools.prefix_groups,
             briefing=briefing,
             notes=notes,
+            source_ids=sources,
         )
         conv = Conversation(session_id=session_id, prefix=prefix)
         hooks = self.hooks_factory(
@@ -203,8 +208,10 @@ class Runtime:
         self.sessions.append(session)
         return session
 
-    def _briefing(self, session_id: str, ledger: Ledger, settings: Settings) -> tuple[str, str]:
-        """The memory briefing from the previous session, split into briefing and notes."""
+    def _briefing(
+        self, session_id: str, ledger: Ledger, settings: Settings
+    ) -> tuple[str, str, list[str]]:
+        """The memory briefing from the previous session: briefing, notes, their sources."""
         from memory.loader import build_briefing
 
         briefing = build_briefing(
@@ -216,7 +223,7 @@ class Runtime:
         lines = briefing.text.splitlines()
         notes = [line[len("Note: ") :] for line in lines if line.startswith("Note: ")]
         rest = [line for line in lines if not line.startswith("Note: ")]
-        return "\n".join(rest), "\n".join(f"- {n}" for n in notes)
+        return "\n".join(rest), "\n".join(f"- {n}" for n in notes), briefing.source_ids
 
     async def close(self) -> None:
         """Close every session (tier 3 runs for each), then the engines it loaded itself."""

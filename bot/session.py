@@ -42,6 +42,7 @@ from context.assembler import (
 from context.conversation import Conversation, Item
 from context.envelope import Manifest
 from context.ledger import Ledger, Usage
+from context.recall import recall
 from models.base import ModelError
 from models.toolcalls import visible_prefix
 
@@ -257,7 +258,12 @@ class Session:
     ) -> AsyncIterator[Event]:
         ctx = self.settings.context
         turn_id = request.turn_id
-        self.assembler.admit_turn(self.conv, request, self._snapshot())
+        t_recall = time.perf_counter()
+        evidence = await asyncio.to_thread(
+            recall, self.runtime.store, request.text, self.settings, lambda: self.runtime.embedder
+        )
+        stages["recall_ms"] = (time.perf_counter() - t_recall) * 1000
+        self.assembler.admit_turn(self.conv, request, self._snapshot(), evidence)
         llm = self.runtime.llm
         grammar = self._grammar(tool_choice)
         spoken: list[str] = []  # visible text of finished rounds, in order

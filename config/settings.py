@@ -51,6 +51,7 @@ class ModelSettings(_Section):
     stt_path: str = ""
     stt_model: str = "small.en"
     stt_beam_size: int = 1
+    stt_prompt: str = ""
     tts_path: str = ""
     vad_path: str = ""
     embed_path: str = ""
@@ -72,6 +73,8 @@ class ContextSettings(_Section):
     reserve_output: int = 1024
     max_tool_rounds: int = 4
     system_prompt_file: str = "system_prompt.md"
+    evidence_hits: int = 3
+    evidence_min_similarity: float = 0.35
     budgets: BudgetSettings = BudgetSettings()
 
     @property

@@ -44,6 +44,7 @@ class Admission(AssemblerPart):
         tool_groups: Sequence[str],
         briefing: str = "",
         notes: str = "",
+        source_ids: Sequence[str] = (),
     ) -> Prefix:
         """The session's fixed head; briefing and notes together fit the briefing budget."""
         limit = self.budget("briefing")
@@ -55,7 +56,12 @@ class Admission(AssemblerPart):
             self.ledger, neutralize(notes), left, "(+{n} more notes: search_memory finds them)"
         )
         return Prefix(
-            system_prompt, list(tools), list(tool_groups), briefing, notes if left else ""
+            system_prompt,
+            list(tools),
+            list(tool_groups),
+            briefing,
+            notes if left else "",
+            tuple(source_ids),
         )
 
     # --- admission ----------------------------------------------------------------------
@@ -126,6 +132,7 @@ class Admission(AssemblerPart):
         if not evidence:
             return []
         present = {sid for i in conv.items if not i.cleared for sid in i.source_ids}
+        present.update(conv.prefix.source_ids)
         if state is not None:
             present.update(state.source_ids)
         left = self.budget("evidence")

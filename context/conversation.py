@@ -134,6 +134,8 @@ class Prefix:
     tool_groups: list[str] = field(default_factory=list)
     briefing: str = ""
     notes: str = ""
+    # Records the briefing and notes were built from: per-turn recall skips them.
+    source_ids: tuple[str, ...] = ()
 
     def system_content(self, *, briefing: bool = True, notes: bool = True) -> str:
         parts = [self.system_prompt.strip()]

@@ -140,6 +140,11 @@ class NotesMixin(VectorsMixin):
         )
 
     @guarded
+    def has_notes(self) -> bool:
+        """Whether any note exists (cheap: lets per-turn recall skip loading an embedder)."""
+        return bool(self._all("SELECT 1 FROM notes LIMIT 1", []))
+
+    @guarded
     def recent_notes(self, limit: int = 5) -> list[NoteRow]:
         """The newest notes, newest first (the next session's briefing lists them)."""
         rows = self._all(
@@ -251,17 +256,27 @@ class NotesMixin(VectorsMixin):
         until: datetime | None = None,
         limit: int = 10,
         vector: npt.NDArray[np.float32] | None = None,
+        min_similarity: float | None = None,
     ) -> list[Hit]:
         """Hybrid search: bm25 and cosine candidates merged by reciprocal-rank fusion.
 
         The query is embedded once (or `vector` is its embedding, already computed), outside
         the store lock. With no embedder and no vector this is lexical search alone.
+        `min_similarity` keeps only hits whose cosine similarity to the query reaches it:
+        fused scores are ranks, so they say which note is best, never whether any note is
+        relevant at all (what unprompted recall needs). It needs an embedder.
         """
         qvec: npt.NDArray[np.float32] | None = None
-        if vector is not None or self.embedder is not None:
+        if vector is not None or self.embedder is not None or min_similarity is not None:
             qvec = self._query_vector(vector if vector is not None else query)
         return self._fused(
-            query, qvec, list(kinds) if kinds is not None else None, since, until, limit
+            query,
+            qvec,
+            list(kinds) if kinds is not None else None,
+            since,
+            until,
+            limit,
+            min_similarity,
         )
 
     @guarded
@@ -273,6 +288,7 @@ class NotesMixin(VectorsMixin):
         since: datetime | None,
         until: datetime | None,
         limit: int,
+        min_similarity: float | None = None,
     ) -> list[Hit]:
         pool = max(CANDIDATES, limit)
         lexical = self._rank_fts(query, kinds, since, until, pool)
@@ -283,6 +299,10 @@ class NotesMixin(VectorsMixin):
         for ranked in (lexical, semantic):
             for rank, (n, _) in enumerate(ranked, start=1):
                 fused[n] = fused.get(n, 0.0) + 1.0 / (RRF_K + rank)
+        if min_similarity is not None:
+            # A lexical hit outside the semantic pool is below every pooled cosine: out.
+            cosine = dict(semantic)
+            fused = {n: f for n, f in fused.items() if cosine.get(n, -1.0) >= min_similarity}
         # Ties (rare) go to the older note, so the order is stable run to run.
         order = sorted(fused, key=lambda n: (-fused[n], n))[:limit]
         # Only the final hits are read from the table.

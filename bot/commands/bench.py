@@ -10,8 +10,8 @@ import argparse
 import importlib
 import sys
 
-HELP = "run a benchmark: models, state, context, compaction or voice"
-BENCHES = ["models", "state", "context", "compaction", "voice"]
+HELP = "run a benchmark: models, hearing, state, context, compaction or voice"
+BENCHES = ["models", "hearing", "state", "context", "compaction", "voice"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

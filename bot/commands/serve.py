@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     runtime = Runtime(settings)
     print("loading the language model…")
     llm = runtime.llm  # loaded now, so the first turn does not pay for it
+    if runtime.embedder is None:  # loaded now too: recall and search_memory need it
+        print("no embedding model: recall is off and search_memory is lexical only")
     print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.path.name})")
 
     app = create_app(settings, engines, runtime_sessions(runtime), metrics=runtime.store)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 from config import Settings
 from memory.store import Store
@@ -126,3 +127,29 @@ def test_fts_query_syntax_is_inert(store_e: Store) -> None:
     store_e.add_note('He said "NEAR(a b)" OR AND * - weird')
     assert store_e.search_fts('"NEAR(a b)" OR AND * -') != []
     assert store_e.search_fts("***") == []
+
+
+def test_a_similarity_floor_says_when_nothing_is_relevant(
+    store_e: Store, settings: Settings
+) -> None:
+    """Fused scores rank; only the cosine floor can answer "is any of this relevant?"."""
+    ids = store_e.add_notes([{"text": t, "source": "test"} for t in NOTES])
+    floor = settings.context.evidence_min_similarity
+    hits = store_e.search("when do I see the tooth doctor", limit=3, min_similarity=floor)
+    assert [h.id for h in hits][:1] == [ids[0]]
+    assert all(h.id in ids for h in hits)
+    # Unrelated requests still get fused "hits" without the floor, and none with it.
+    for query in ("tell me a joke", "set a timer for five minutes", "what's the weather like"):
+        assert store_e.search(query, limit=3)
+        assert store_e.search(query, limit=3, min_similarity=floor) == [], query
+    # A note that shares only a word, not a meaning, stays out too.
+    assert store_e.search("the door of the invoice", limit=3, min_similarity=0.9) == []
+
+
+def test_a_similarity_floor_without_an_embedder_is_a_clear_error(settings: Settings) -> None:
+    store = Store.open(settings)
+    store.add_note("Buy oat milk")
+    with pytest.raises(ValueError, match="needs an embedder"):
+        store.search("milk", min_similarity=0.3)
+    assert store.search("milk")  # lexical search still works
+    store.close()

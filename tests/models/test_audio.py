@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import numpy.typing as npt
 
+from bot.bench.hearing import word_errors, words
 from models.base import STT, TTS, VAD
 from models.pcm import resample
 
@@ -22,18 +21,8 @@ def speak(tts: TTS, text: str) -> npt.NDArray[np.float32]:
     return np.concatenate([c.pcm for c in chunks]).astype(np.float32)
 
 
-def words(text: str) -> list[str]:
-    return re.sub(r"[^a-z0-9' ]", " ", text.lower()).split()
-
-
 def word_error_rate(reference: str, hypothesis: str) -> float:
-    ref, hyp = words(reference), words(hypothesis)
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[len(hyp)] / max(1, len(ref))
+    return word_errors(reference, hypothesis) / max(1, len(words(reference)))
 
 
 def test_word_error_rate_helper() -> None:

@@ -16,7 +16,7 @@ from bot.tools.utility import utility_tools
 from bot.tools.web import web_tools
 from config import load_settings
 from memory.store import Store
-from models.base import LLM
+from models.base import LLM, Embedder
 
 SHORT_PROMPT = "You are Annie, a helpful voice assistant. Answer in one short sentence."
 
@@ -35,6 +35,7 @@ def make_runtime(
     reserve: int = 160,
     rounds: int = 4,
     extra: Sequence[Tool] = (),
+    embedder: Embedder | None = None,
 ) -> Runtime:
     settings = load_settings(
         context={"window": window, "reserve_output": reserve, "max_tool_rounds": rounds},
@@ -46,6 +47,7 @@ def make_runtime(
         store=Store(tmp_path / "annie.db"),
         system_prompt=SHORT_PROMPT,
         registry=small_registry(extra),
+        embedder=embedder,
     )
 
 
