@@ -1,11 +1,10 @@
-"""Play a recorded trace through the real ledger, assembler and compactor, with cache accounting.
+"""Play a trace through the real ledger, assembler and compactor, with cache accounting.
 
-This is the harness behind `bench compaction` and the long-session tests. Trace records are the
-replay format; each assistant record is one model call. Before every call the compactor's
-`before_call` runs and the assembler fits the prompt; after every turn `after_turn` and then
-`on_idle` run, as the session loop does. A `CacheModel` of the llama.cpp slot counts what each
-call evaluates with prefix reuse (and idle-time re-prefill) next to a runtime that evaluates
-the whole prompt every time. Every step is written to the store's event log.
+This is the harness behind `bench compaction` and the long-session tests: a
+`context.trace_player.TracePlayer` with the `Compactor` as its hooks, so records, logging and
+the hook call points are those of `replay`. Each model call is the assembler's `fit`; a
+`CacheModel` of the llama.cpp slot counts what each call evaluates with prefix reuse (and
+idle-time re-prefill) next to a runtime that evaluates the whole prompt every time.
 """
 
 from __future__ import annotations
@@ -19,10 +18,10 @@ from bot.events import CompactionEvent
 from compaction.compactor import Compactor
 from compaction.prefix import CacheModel, Segment
 from config import Settings
-from context.assembler import Assembler, Request
-from context.conversation import Conversation, Item
-from context.hooks import HookContext
+from context.assembler import Request
+from context.conversation import Conversation
 from context.ledger import Ledger
+from context.trace_player import TracePlayer
 from models.base import LLM, CallStats, ToolCall
 
 
@@ -82,8 +81,10 @@ def segments(conv: Conversation, ledger: Ledger, *, generation: bool) -> list[Se
     return out
 
 
-class Simulator:
+class Simulator(TracePlayer[Compactor]):
     """One session over a trace; `run` plays it and returns the per-turn figures."""
+
+    front_end = "sim"
 
     def __init__(
         self,
@@ -96,58 +97,45 @@ class Simulator:
         llm: LLM | None = None,
         idle: bool = True,
     ) -> None:
-        self.settings = settings
-        # False: the caller runs `compactor.on_idle` itself (to interleave a user turn).
-        self.idle = idle
-        window = settings.context.window
-        self.ledger = Ledger(codec, window=window, reserve_output=settings.context.reserved_output)
-        self.assembler = Assembler(settings, self.ledger)
-        self.store = store
-        self.session_id: str = store.start_session({"front_end": "sim"})
-        prefix = self.assembler.build_prefix(system_prompt, tools or [], [])
-        self.conv = Conversation(session_id=self.session_id, prefix=prefix)
-        ctx = HookContext(settings, self.session_id, self.ledger, store=store, llm=llm)
-        self.compactor = Compactor(ctx)
+        super().__init__(
+            settings,
+            engine=codec,
+            store=store,
+            system_prompt=system_prompt,
+            tools=tools or [],
+            tool_groups=[],
+            hooks_factory=Compactor,
+            llm=llm,
+            idle=idle,
+        )
+        self.compactor = self.hooks
         self.cache = CacheModel()
         self.turns: list[TurnStats] = []
         self.trimmed = 0
-        self._ended = -1
         # Called with each compaction event and the prompt right after it.
         self.after_compaction: list[Callable[[CompactionEvent, str], None]] = []
 
-    def _log(self, kind: str, content: Any, **kw: Any) -> str:
-        event_id: str = self.store.append_event(
-            self.session_id, kind, content, turn_id=f"t{self.conv.turn}", **kw
-        )
-        return event_id
+    def _start_turn(self) -> None:
+        self.turns.append(TurnStats(self.conv.turn + 1))
 
-    def _events(self, events: list[CompactionEvent]) -> None:
-        for event in events:
-            self._log("compaction", event.to_json())
-            stats = self.turns[-1]
-            stats.events.append(event)
-            stats.reprefill += event.reprefill_tokens
-            if event.tier in (1, 2):
-                stats.reprefill_naive += event.tokens_after
-            prompt = self.ledger.prompt(self.conv)
-            for check in self.after_compaction:
-                check(event, prompt)
-
-    async def _call(self) -> None:
-        """One model call: compaction first, then the assembler's fit, then the cache."""
+    def _on_event(self, event: CompactionEvent) -> None:
         stats = self.turns[-1]
-        usage = self.ledger.usage(self.conv)
-        self._events(
-            await self.compactor.before_call(
-                self.conv, self.ledger, usage.total + self.ledger.reserve
-            )
-        )
+        stats.events.append(event)
+        stats.reprefill += event.reprefill_tokens
+        if event.tier in (1, 2):
+            stats.reprefill_naive += event.tokens_after
+        prompt = self.ledger.prompt(self.conv)
+        for check in self.after_compaction:
+            check(event, prompt)
+
+    def _call(self) -> None:
+        """The assembler's fit, then what the slot would evaluate with prefix reuse."""
+        stats = self.turns[-1]
         usage, trimmed = self.assembler.fit(self.conv)
         self.trimmed += len(trimmed)
         stats.overflow = stats.overflow or usage.total + self.ledger.reserve > self.ledger.window
         stats.peak = max(stats.peak, usage.total)
-        prompt = segments(self.conv, self.ledger, generation=True)
-        new = self.cache.would_evaluate(prompt)
+        new = self.cache.would_evaluate(segments(self.conv, self.ledger, generation=True))
         stats.evaluated += new
         stats.naive += usage.total
         stats.calls += 1
@@ -158,20 +146,12 @@ class Simulator:
             turn=self.conv.turn,
             label="simulated",
         )
-        self.conv.mark_sent()
 
-    def _after_answer(self) -> None:
+    def _after_answer(self, calls: list[ToolCall]) -> None:
         # The slot now holds the prompt plus the generated tokens, which render as the item.
         self.cache.held = tuple(segments(self.conv, self.ledger, generation=False))
 
-    async def end_turn(self) -> None:
-        """The current turn is over: after_turn, then idle work (once per turn)."""
-        if not self.turns or self._ended == self.conv.turn:
-            return
-        self._ended = self.conv.turn
-        self._events(await self.compactor.after_turn(self.conv, self.ledger))
-        if self.idle:
-            self._events(await self.compactor.on_idle(self.conv, self.ledger))
+    def _end_turn(self, request: Request) -> None:
         stats = self.turns[-1]
         if stats.events:
             # Idle-time re-prefill: the next user turn finds the compacted prompt cached.
@@ -180,62 +160,14 @@ class Simulator:
         stats.used, stats.fraction = usage.total, usage.fraction
         stats.peak = max(stats.peak, usage.total)
 
-    async def feed(self, record: dict[str, Any]) -> None:
-        kind = record.get("type")
-        if kind == "user":
-            await self.end_turn()
-            self.compactor.on_user_activity()
-            text = str(record.get("text", ""))
-            event_id = self._log("user", text, role="user")
-            self.assembler.admit_turn(self.conv, Request(text, f"t{self.conv.turn + 1}", event_id))
-            self.turns.append(TurnStats(self.conv.turn))
-        elif kind == "assistant":
-            if not self.turns:
-                raise ValueError("the trace has an assistant record before any user record")
-            await self._call()
-            text = str(record.get("text", ""))
-            calls = [
-                ToolCall(c["name"], dict(c.get("arguments", {})), c.get("id", ""))
-                for c in record.get("tool_calls", [])
-            ]
-            if calls:
-                # Logged as the session loop logs it: the message, then one event per call.
-                meta = {"tool_calls": record["tool_calls"]}
-                event_id = self._log("assistant", text, role="assistant", meta=meta)
-                for c in calls:
-                    args = json.dumps(c.arguments, ensure_ascii=False)
-                    self._log("tool_call", args, role="assistant", name=c.name, call_id=c.id)
-                item = Item(event_id, "tool_call", "assistant", text, turn=self.conv.turn)
-                item.tool_calls, item.calls_in_content = calls, False
-            else:
-                event_id = self._log("assistant", text, role="assistant")
-                item = Item(event_id, "assistant", "assistant", text, turn=self.conv.turn)
-            self.conv.append(item)
-            self._after_answer()
-        elif kind == "tool_result":
-            content = str(record.get("content", ""))
-            name, call_id = str(record.get("name", "")), str(record.get("id", ""))
-            event_id = self._log("tool_result", content, role="tool", name=name, call_id=call_id)
-            self.assembler.admit_tool_result(
-                self.conv, id=event_id, call_id=call_id, name=name, content=content
-            )
-        elif kind == "disconnect":
-            await self.disconnect()
-
     async def disconnect(self) -> None:
         await self.end_turn()
         if not self.turns:
-            self.turns.append(TurnStats(0))
-        self._events(await self.compactor.on_disconnect(self.conv, self.ledger))
+            self.turns.append(TurnStats(0))  # tier 3's event needs a turn to count in
+        await super().disconnect()
 
     async def run(self, records: Iterable[dict[str, Any]], *, disconnect: bool = True) -> SimResult:
-        for record in records:
-            if record.get("type") != "session":
-                await self.feed(record)
-        if disconnect:
-            await self.disconnect()
-        else:
-            await self.end_turn()
+        await self.play(records, disconnect=disconnect)
         return SimResult(
             window=self.ledger.window,
             turns=self.turns,

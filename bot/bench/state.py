@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from config import Settings, load_settings
+from context.recall import recall
 from context.state import StateResolver
 from memory.rows import WorkIndex
 from memory.store import Store
@@ -232,6 +233,8 @@ def run(args: argparse.Namespace) -> int:
         search_ms: list[float] = []
         embed_ms: list[float] = []
         retrieve_ms: list[float] = []
+        recall_ms: list[float] = []
+        recalled = 0
         if args.notes and store.embedder is not None:
             store.search("warm up the vectors")
             for i in range(args.searches):
@@ -244,6 +247,14 @@ def run(args: argparse.Namespace) -> int:
                 embed_ms.append((t_embedded - t) * 1000.0)
                 retrieve_ms.append((t_done - t_embedded) * 1000.0)
                 search_ms.append((t_done - t) * 1000.0)
+            # What a model turn pays before the prompt is built: the same search behind the
+            # similarity floor, plus the "any notes at all?" check.
+            embedder = store.embedder
+            for i in range(args.searches):
+                query = SEARCH_QUERIES[i % len(SEARCH_QUERIES)]
+                t = time.perf_counter()
+                recalled += bool(recall(store, query, settings, lambda: embedder))
+                recall_ms.append((time.perf_counter() - t) * 1000.0)
 
         model_ms: list[float] = []
         if not args.no_model:
@@ -271,6 +282,13 @@ def run(args: argparse.Namespace) -> int:
             f"  of which query embedding p50 {_pct(embed_ms, 50):.2f} ms  "
             f"p95 {_pct(embed_ms, 95):.2f} ms; FTS + cosine + fusion p50 "
             f"{_pct(retrieve_ms, 50):.2f} ms  p95 {_pct(retrieve_ms, 95):.2f} ms"
+        )
+    if recall_ms:
+        print(
+            f"per-turn recall (search behind the {settings.context.evidence_min_similarity} "
+            f"similarity floor): p50 {_pct(recall_ms, 50):.2f} ms  "
+            f"p95 {_pct(recall_ms, 95):.2f} ms; {recalled} of {len(recall_ms)} queries "
+            "recalled a note"
         )
     if model_ms:
         later = model_ms[1:] or model_ms
