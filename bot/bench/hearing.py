@@ -45,7 +45,8 @@ RATE = 16000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bursts", type=int, default=6, help="hiss-burst variants per phrase")
+    parser.add_argument("--renditions", type=int, default=3, help="Piper renditions of each phrase")
+    parser.add_argument("--bursts", type=int, default=4, help="hiss bursts per rendition")
     parser.add_argument("--noise-clips", type=int, default=10, help="noise-only clips")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -124,18 +125,23 @@ class Score:
     errors: int = 0
     words: int = 0
     routed: int = 0
+    routed_by_damage: dict[str, list[int]] = field(default_factory=dict)  # [same, of]
     phantom: int = 0
     seconds: list[float] = field(default_factory=list)
     misheard: list[str] = field(default_factory=list)
 
-    def add(self, said: str, heard: Transcript) -> None:
+    def add(self, said: str, heard: Transcript, damage: str) -> None:
         self.seconds.append(heard.elapsed_s)
         self.clips += 1
         exact = words(said) == words(heard.text)
         self.exact += exact
         self.errors += word_errors(said, heard.text)
         self.words += len(words(said))
-        self.routed += match(said) == match(heard.text)
+        same = match(said) == match(heard.text)
+        self.routed += same
+        tally = self.routed_by_damage.setdefault(damage, [0, 0])
+        tally[0] += same
+        tally[1] += 1
         if not exact and len(self.misheard) < 8:
             self.misheard.append(heard.text)
 
@@ -145,6 +151,7 @@ class Score:
             "exact": self.exact,
             "wer": round(self.errors / max(1, self.words), 4),
             "same_state_route": self.routed,
+            "same_state_route_by_damage": self.routed_by_damage,
             "phantom_on_noise": self.phantom,
             "transcribe_ms_p50": round(float(np.percentile(self.seconds, 50)) * 1000, 1),
             "transcribe_ms_p95": round(float(np.percentile(self.seconds, 95)) * 1000, 1),
@@ -152,18 +159,23 @@ class Score:
         }
 
 
-async def measure(settings: Settings, bursts: int, noise_clips: int, seed: int) -> dict[str, Any]:
+async def measure(
+    settings: Settings, renditions: int, bursts: int, noise_clips: int, seed: int
+) -> dict[str, Any]:
     tts = load_tts(settings)
     with_prompt = load_stt(settings)
     without = load_stt(load_settings(models={"stt_prompt": ""}))
     scores = {"prompt": Score(), "none": Score()}
     rng = np.random.default_rng(seed)
+    # Piper samples prosody afresh on every call: some renditions of the same phrase are far
+    # more fragile than others, so each phrase is spoken several times.
     for said in PHRASES:
-        clean = speak_16k(tts, said)
-        onsets = word_onsets(without, clean)
-        for _name, pcm in [("clean", clean), *damaged(clean, onsets, bursts, rng)]:
-            for key, stt in (("prompt", with_prompt), ("none", without)):
-                scores[key].add(said, await stt.transcribe(pcm))
+        for _ in range(renditions):
+            clean = speak_16k(tts, said)
+            onsets = word_onsets(without, clean)
+            for damage, pcm in [("clean", clean), *damaged(clean, onsets, bursts, rng)]:
+                for key, stt in (("prompt", with_prompt), ("none", without)):
+                    scores[key].add(said, await stt.transcribe(pcm), damage)
     for i in range(noise_clips):
         level = 10 ** (-(35 + i % 25) / 20)
         noise = rng.normal(0.0, level, RATE + 800 * i).astype(np.float32)
@@ -172,6 +184,7 @@ async def measure(settings: Settings, bursts: int, noise_clips: int, seed: int) 
     return {
         "prompt": settings.models.stt_prompt,
         "phrases": len(PHRASES),
+        "renditions": renditions,
         "noise_clips": noise_clips,
         "with_prompt": scores["prompt"].figures(),
         "without_prompt": scores["none"].figures(),
@@ -180,17 +193,24 @@ async def measure(settings: Settings, bursts: int, noise_clips: int, seed: int) 
 
 def run(args: argparse.Namespace) -> int:
     settings = load_settings()
-    out = asyncio.run(measure(settings, args.bursts, args.noise_clips, args.seed))
+    out = asyncio.run(measure(settings, args.renditions, args.bursts, args.noise_clips, args.seed))
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     a, b = out["with_prompt"], out["without_prompt"]
-    print(f"Hearing benchmark: {a['clips']} clips of {out['phrases']} phrases, clean and damaged")
+    print(
+        f"Hearing benchmark: {a['clips']} clips ({out['phrases']} phrases x "
+        f"{out['renditions']} renditions, clean and damaged)"
+    )
     print(f"  prompt: {out['prompt']!r}")
     print(f"  {'':26}{'with prompt':>14}{'without':>10}")
     print(f"  {'exact transcripts':26}{a['exact']:>14}{b['exact']:>10}")
     print(f"  {'word error rate':26}{a['wer']:>14.3f}{b['wer']:>10.3f}")
     print(f"  {'same state-path route':26}{a['same_state_route']:>14}{b['same_state_route']:>10}")
+    for damage, (same, of) in a["same_state_route_by_damage"].items():
+        other = b["same_state_route_by_damage"][damage][0]
+        label = f"  {damage} (of {of})"
+        print(f"  {label:26}{same:>14}{other:>10}")
     noise = f"words heard in {out['noise_clips']} noise clips"
     print(f"  {noise:26}{a['phantom_on_noise']:>14}{b['phantom_on_noise']:>10}")
     for label, key in (

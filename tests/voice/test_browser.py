@@ -1,11 +1,12 @@
 """The page in a real browser: headless Chromium speaks a WAV file into the microphone.
 
 Debian's Chromium binary is driven by Playwright (never `playwright install`). Its fake
-capture device plays a 48 kHz mono 16-bit WAV from the moment `getUserMedia` is called,
-looping, so the file starts with two seconds of silence (connection setup) and ends with
-a long one (so the question is not asked again while Annie answers). Like any real
-microphone it carries a faint noise floor: on digital silence the browser's noise
-suppressor has nothing to learn from and can eat the "s" of "tasks".
+capture device plays a 48 kHz mono 16-bit WAV (made from a fixed recording of the question)
+from the moment `getUserMedia` is called, looping, so the file starts with two seconds of
+silence (connection setup) and ends with a long one (so the question is not asked again
+while Annie answers). Like any real microphone it carries a faint noise floor: on digital
+silence the browser's noise suppressor has nothing to learn from and can eat the "s" of
+"tasks".
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from pathlib import Path
 import numpy as np
 from playwright.async_api import BrowserContext, Page, async_playwright
 
-from bot.audio_peer import speak_48k
 from bot.server import Engines
 from config import Settings, load_settings
 from memory.store import Store
-from models.base import LLM, TTS
+from models.base import LLM
+from models.pcm import resample
+from tests.recordings import read_recording
 from tests.voice.conftest import QUESTION, serve
 
 CHROMIUM = "/usr/lib/chromium/chromium"
@@ -76,11 +78,12 @@ async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
     annie_home: Path,
     engines: Engines,
     llm: LLM,
-    tts: TTS,
     store: Store,
 ) -> None:
     store.add_task("Send the quarterly invoice", pending="user")
-    speech = await speak_48k(tts, QUESTION)
+    # A fixed rendition of the question (tests/recordings.py), so each run hears the same audio.
+    pcm, rate = read_recording("pending_question.wav")
+    speech = np.round(resample(pcm, rate, 48000) * 32767)
     silence = np.zeros(48000, dtype=np.int16)
     clip = np.concatenate([silence, silence, speech, *[silence] * 12]).astype(np.float64)
     clip += np.random.default_rng(7).normal(0.0, 30.0, clip.size)  # about -61 dBFS
