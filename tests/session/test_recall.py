@@ -63,3 +63,17 @@ async def test_recall_loads_no_embedder_while_nothing_is_stored(llm: LLM, tmp_pa
     assert runtime.store.embedder is None
     assert "recall_ms" in next(e for e in events if isinstance(e, LatencyEvent)).stages
     await session.close()
+
+
+async def test_once_the_embedder_loads_the_runtimes_store_searches_by_meaning(
+    llm: LLM, embedder: Embedder, tmp_path: Path
+) -> None:
+    """search_memory uses the runtime's store: without an embedder it would be lexical only."""
+    runtime = make_runtime(llm, tmp_path, embedder=embedder)
+    assert runtime.store.embedder is None
+    assert runtime.embedder is embedder
+    assert runtime.store.embedder is embedder
+    note_id = runtime.store.add_note("Dentist appointment moved to Thursday afternoon")
+    query = "when do I see the tooth doctor"
+    assert runtime.store.search_fts(query) == []
+    assert [h.id for h in runtime.store.search(query, limit=1)] == [note_id]
