@@ -83,6 +83,7 @@ def runtime_sessions(runtime: Runtime) -> SessionOpener:
         if resume:
             meta["resumed_from"] = resume
         session = runtime.open_session(on_event=on_event, meta=meta)
+        session.warm_up()  # while the connection is set up and the user starts to speak
         return str(session.id), session
 
     return open_session

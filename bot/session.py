@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -44,7 +43,7 @@ from context.envelope import Manifest
 from context.ledger import Ledger, Usage
 from context.recall import recall
 from models.base import ModelError
-from models.toolcalls import visible_prefix
+from models.toolcalls import final_visible, visible_prefix
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
@@ -52,14 +51,8 @@ if TYPE_CHECKING:
     from config import Settings
     from context.hooks import CompactionHooks
 
-_CALL_BLOCK = re.compile(r"<tool_call>.*?(?:</tool_call>|$)|<think>.*?</think>\s*", re.DOTALL)
 NO_ANSWER = "Sorry, I couldn't finish that."
 MODEL_FAILED = "Sorry, something went wrong on my side. Please try again."
-
-
-def final_visible(raw: str) -> str:
-    """Generated text minus tool-call blocks (complete or cut off) and think blocks."""
-    return _CALL_BLOCK.sub("", raw)
 
 
 class Session:
@@ -392,6 +385,25 @@ class Session:
         before = len(self.compactions)
         await self._run_idle()
         return self.compactions[before:]
+
+    def warm_up(self) -> None:
+        """Evaluate the fixed head now, while the user has not spoken yet.
+
+        On a new session the first turn would otherwise prefill the system prompt, briefing
+        and tool schemas (about 1,900 tokens) before its first token. A turn that starts
+        sooner cancels the wait; the evaluation itself finishes and the turn reuses it.
+        """
+        if self.settings.context.warm_up and not self.conv.items and self._idle is None:
+            self._idle = asyncio.create_task(self._warm_up())
+
+    async def _warm_up(self) -> None:
+        prompt = self.ledger.prompt(self.conv, add_generation_prompt=False)
+        try:
+            stats = await self.runtime.llm.prefill(prompt)
+        except ModelError as exc:
+            self._emit(ErrorEvent(f"warming the model up failed: {exc}", where="model"))
+            return
+        self.ledger.record_call(stats, turn=0, label="warm-up")
 
     async def wait_idle(self) -> None:
         """Wait for the background idle work scheduled after the last turn."""

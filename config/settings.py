@@ -72,6 +72,7 @@ class ContextSettings(_Section):
     window: int = 32768
     reserve_output: int = 1024
     max_tool_rounds: int = 4
+    warm_up: bool = True
     system_prompt_file: str = "system_prompt.md"
     evidence_hits: int = 3
     evidence_min_similarity: float = 0.35

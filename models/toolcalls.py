@@ -22,6 +22,7 @@ CLOSE = "</tool_call>"
 
 _BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _FUNCTION = re.compile(r"<function=([^>\n]*)>(.*?)(?:</function>|$)", re.DOTALL)
+_CALL_OR_THINK = re.compile(r"<tool_call>.*?(?:</tool_call>|$)|<think>.*?</think>\s*", re.DOTALL)
 _PARAMETER = re.compile(r"<parameter=([^>\n]*)>(.*?)(?:</parameter>|(?=<parameter=)|$)", re.DOTALL)
 _THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
@@ -121,6 +122,11 @@ def parse_output(text: str, ids: Iterator[str] | None = None) -> ParsedOutput:
     visible.append(rest)
     joined = _THINK.sub("", "".join(visible)).replace(CLOSE, "")
     return ParsedOutput(text=joined.strip(), calls=calls, errors=errors)
+
+
+def final_visible(raw: str) -> str:
+    """Generated text minus tool-call blocks (complete or cut off) and think blocks."""
+    return _CALL_OR_THINK.sub("", raw)
 
 
 def visible_prefix(text: str) -> str:

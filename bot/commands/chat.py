@@ -124,6 +124,7 @@ async def chat(
         settings = load_settings(context={"window": window}) if window else load_settings()
         runtime = Runtime(settings)
     session = runtime.open_session(on_event=lambda e: show(e, out), meta={"front_end": "chat"})
+    session.warm_up()  # while the user types the first line
     out.write(f"Annie is listening (window {session.ledger.window:,}). /context /manifest /quit\n")
     try:
         while True:

@@ -93,3 +93,27 @@ async def test_barge_in_keeps_only_what_was_delivered(llm: LLM, tmp_path: Path) 
     events = await collect(session, "What time is it?")
     assert any(isinstance(e, StateAnswer) for e in events)
     await runtime.close()
+
+
+async def test_warming_up_evaluates_the_head_so_the_first_turn_adds_only_its_own(
+    llm: LLM, tmp_path: Path
+) -> None:
+    runtime = make_runtime(llm, tmp_path)
+    session = runtime.open_session()
+    head = session.ledger.prefix_cost(session.conv.prefix).total
+    other = runtime.open_session()  # evaluated in between, so the model holds another head
+    other.warm_up()
+    await other.wait_idle()
+    session.warm_up()
+    await session.wait_idle()
+    warm = session.ledger.calls[-1]
+    assert warm.label == "warm-up" and warm.prompt_tokens == head
+    await collect(session, "Say hello.")
+    first = next(c for c in session.ledger.calls if c.label.startswith("round"))
+    assert first.reused_tokens >= head
+    assert first.evaluated_tokens <= first.prompt_tokens - head  # the state snapshot and request
+    # Once the conversation has started there is nothing left to warm.
+    session.warm_up()
+    await session.wait_idle()
+    assert [c.label for c in session.ledger.calls].count("warm-up") == 1
+    await runtime.close()

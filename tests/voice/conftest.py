@@ -16,6 +16,7 @@ from bot.runtime import Runtime
 from bot.server import STATE, Engines, create_app, runtime_sessions
 from bot.voice_session import VoiceSession
 from config import Settings, load_settings
+from context.ledger import CallRecord
 from memory.store import Store
 from models.base import LLM, STT, TTS, VAD
 
@@ -29,6 +30,16 @@ class RunningServer:
     runtime: Runtime
     store: Store
     voices: list[VoiceSession] = field(default_factory=list)
+
+
+def model_rounds(server: RunningServer) -> list[CallRecord]:
+    """The model calls made for turns (the warm-up when a session opens is not one)."""
+    return [
+        call
+        for session in server.runtime.sessions
+        for call in session.ledger.calls
+        if call.label.startswith("round")
+    ]
 
 
 def free_port() -> int:

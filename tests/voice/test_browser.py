@@ -26,7 +26,7 @@ from memory.store import Store
 from models.base import LLM
 from models.pcm import resample
 from tests.recordings import read_recording
-from tests.voice.conftest import QUESTION, serve
+from tests.voice.conftest import QUESTION, model_rounds, serve
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 FLAGS = [
@@ -93,7 +93,6 @@ async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
     # A token, as off loopback: the page must present the one in its own address.
     settings = load_settings(context={"window": 4096}, server={"token": "page-token"})
     async with serve(settings, engines, llm, store) as server:
-        stats_before = llm.last_stats
         media = [
             "--use-fake-ui-for-media-stream",
             "--use-fake-device-for-media-stream",
@@ -147,7 +146,7 @@ async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
             assert await page.locator("#log .msg.annie.state").count() >= 2
             assert await page.is_hidden("#error")
             assert errors == []
-            assert llm.last_stats is stats_before, "state-path answers must not call the model"
+            assert model_rounds(server) == [], "state-path answers must not call the model"
 
         # Closing the browser closes the session, which persists it (tier 3).
         voice = server.voices[0]

@@ -9,7 +9,7 @@ from bot.server import Engines
 from config import Settings
 from memory.store import Store
 from models.base import LLM, TTS
-from tests.voice.conftest import QUESTION, serve
+from tests.voice.conftest import QUESTION, model_rounds, serve
 
 
 def finals(client: VoiceClient) -> list[str]:
@@ -28,7 +28,6 @@ async def test_spoken_status_question_is_answered_by_the_state_path_with_audio(
     async with serve(voice_settings, engines, llm, store) as server:
         client = VoiceClient(server.url)
         session_id = await client.connect()
-        stats_before = llm.last_stats
         question = await speak_48k(tts, QUESTION)
         client.mic.play(question)
 
@@ -45,7 +44,7 @@ async def test_spoken_status_question_is_answered_by_the_state_path_with_audio(
         done = await client.wait_for(lambda c: done_for(c, turn_id), 30, "the turn's end")
         assert done["path"] == "state" and not done["interrupted"]
         assert not client.of_type("assistant_delta")
-        assert llm.last_stats is stats_before, "the state path must not call the model"
+        assert model_rounds(server) == [], "the state path must not call the model"
 
         latency = await client.wait_for(
             lambda c: [e for e in c.of_type("latency") if "voice_to_voice" in e["stages"]],
@@ -71,7 +70,10 @@ async def test_spoken_status_question_is_answered_by_the_state_path_with_audio(
         model_turn = deltas[0]["turn_id"]
         done = await client.wait_for(lambda c: done_for(c, model_turn), 180, "the model turn")
         assert done["path"] == "model"
-        assert llm.last_stats is not stats_before
+        # The fixed head was evaluated when the session opened: the turn only adds its own.
+        first = model_rounds(server)[0]
+        head = server.runtime.sessions[0].ledger.prefix_cost(server.runtime.sessions[0].conv.prefix)
+        assert first.reused_tokens >= head.total > 1000, (first, head.total)
         if done["text"].strip():
             text_latency = await client.wait_for(
                 lambda c: [
