@@ -35,13 +35,13 @@ from context.assembler import (
     Assembly,
     ContextOverflowError,
     Request,
-    StateSnapshot,
     manifest_json,
 )
 from context.conversation import Conversation, Item
 from context.envelope import Manifest
 from context.ledger import Ledger, Usage
 from context.recall import recall
+from context.snapshot import safe_snapshot
 from models.base import ModelError
 from models.toolcalls import final_visible, visible_prefix
 
@@ -226,26 +226,6 @@ class Session:
                 yield self._compaction(ev, turn_id)
         self._idle = asyncio.create_task(self._run_idle())
 
-    def _snapshot(self) -> StateSnapshot | None:
-        from context.snapshot import work_index_snapshot
-
-        try:
-            return work_index_snapshot(self.runtime.store)
-        except Exception as exc:  # an unreadable source is said, never turned into "nothing"
-            return StateSnapshot(
-                text=f"The task list cannot be read right now ({type(exc).__name__})."
-            )
-
-    def _grammar(self, tool_choice: str | None) -> str | None:
-        if not tool_choice:
-            return None
-        tool = self.tools.registry.get(tool_choice)
-        if tool is None:
-            raise ValueError(f"tool_choice names no tool: {tool_choice!r}")
-        if tool.group not in self.tools.loaded:
-            self.tools.load(tool.group)
-        return tool_call_grammar(tool)
-
     async def _model_turn(
         self, request: Request, stages: dict[str, float], t0: float, tool_choice: str | None
     ) -> AsyncIterator[Event]:
@@ -256,9 +236,9 @@ class Session:
             recall, self.runtime.store, request.text, self.settings, lambda: self.runtime.embedder
         )
         stages["recall_ms"] = (time.perf_counter() - t_recall) * 1000
-        self.assembler.admit_turn(self.conv, request, self._snapshot(), evidence)
+        self.assembler.admit_turn(self.conv, request, safe_snapshot(self.runtime.store), evidence)
         llm = self.runtime.llm
-        grammar = self._grammar(tool_choice)
+        grammar = tool_call_grammar(self.tools.require(tool_choice)) if tool_choice else None
         spoken: list[str] = []  # visible text of finished rounds, in order
         for round_no in range(ctx.max_tool_rounds + 1):
             last_round = round_no == ctx.max_tool_rounds

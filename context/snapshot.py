@@ -50,3 +50,11 @@ def work_index_snapshot(store: Store) -> StateSnapshot:
     changed = wi.updated_at or wi.as_of
     observed = from_iso(changed).timestamp()
     return StateSnapshot(text="\n".join(lines), source_ids=ids, observed_at=observed)
+
+
+def safe_snapshot(store: Store) -> StateSnapshot:
+    """The snapshot, or a line saying the task list cannot be read: never a silent "nothing"."""
+    try:
+        return work_index_snapshot(store)
+    except Exception as exc:
+        return StateSnapshot(text=f"The task list cannot be read right now ({type(exc).__name__}).")

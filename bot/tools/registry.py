@@ -131,6 +131,15 @@ class ActiveTools:
         tool = self.registry.get(name)
         return tool if tool is not None and tool.group in self.loaded else None
 
+    def require(self, name: str) -> Tool:
+        """The tool a caller requires (`tool_choice`), its group loaded if it was not."""
+        tool = self.registry.get(name)
+        if tool is None:
+            raise ValueError(f"tool_choice names no tool: {name!r}")
+        if tool.group not in self.loaded:
+            self.load(tool.group)
+        return tool
+
     def load(self, group: str) -> str:
         """Load a group; the text (its schemas) becomes the load_tool_group result."""
         found = self.registry.groups.get(group)
