@@ -125,3 +125,22 @@ def test_write_while_locked_is_a_clear_error_and_loses_nothing(tmp_path: Path) -
             holder.close()
         store.append_event(sid, "user", "after the lock")
         assert [e.content for e in store.events(sid)] == ["before the lock", "after the lock"]
+
+
+def test_an_unreadable_task_table_reaches_the_model_as_unreadable_not_as_empty(
+    tmp_path: Path,
+) -> None:
+    from context.snapshot import safe_snapshot
+
+    path = tmp_path / "annie.db"
+    store = Store(path)
+    store.add_task("Send the invoice", pending="user")
+    assert "Send the invoice" in safe_snapshot(store).text
+    other = sqlite3.connect(path)
+    other.execute("DROP TABLE tasks")
+    other.commit()
+    other.close()
+    text = safe_snapshot(store).text
+    assert "cannot be read right now" in text
+    assert "Nothing needs" not in text
+    store.close()
