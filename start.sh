@@ -65,7 +65,9 @@ EXTRAS=""
 [ "$MODE" = "test" ] && EXTRAS="[test]"
 STAMP="$VENV/.annie-installed$EXTRAS"
 WANT="$(cat pyproject.toml | sha256sum | cut -c1-16)"
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+current() { [ -f "$1" ] && [ "$(cat "$1")" = "$WANT" ]; }
+# The test install is a superset: after `./start.sh test`, `./start.sh` has nothing to add.
+if ! current "$STAMP" && ! { [ -z "$EXTRAS" ] && current "$VENV/.annie-installed[test]"; }; then
   step "installing Annie$EXTRAS and its packages"
   "${PIP[@]}" -e ".$EXTRAS" || fail "pip install -e .$EXTRAS" "read the pip error above; check PyPI access"
   echo "$WANT" > "$STAMP"
