@@ -179,26 +179,19 @@ class Compactor:
         reinserted = ensure_protected(
             conv, ledger, required_items(self.writer.checkpoint, self.store), plan.first_index
         )
-        after = ledger.usage(conv).total
-        reprefill = after - ledger.offset(conv, plan.first_index)
         self.state.last_tier1_turn = conv.turn
-        self._reprefill_due = (1, reprefill)
-        detail = (
-            f"cleared {changed} tool results before item {plan.first_index}"
-            f" ({before / ledger.window:.0%} → {after / ledger.window:.0%})"
-            + (", forced: the next call would not fit" if forced else "")
-            + (f", re-inserted {reinserted} protected items" if reinserted else "")
-        )
-        return self._emit(
-            CompactionEvent(
-                tier=1,
-                tokens_before=before,
-                tokens_after=after,
-                items_affected=changed,
-                reprefill_tokens=reprefill,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                detail=detail,
-            )
+        what = f"cleared {changed} tool results before item {plan.first_index}"
+        return self._edited(
+            1,
+            what,
+            conv,
+            ledger,
+            before,
+            plan.first_index,
+            changed,
+            started,
+            forced=forced,
+            reinserted=reinserted,
         )
 
     # --- tier 2 ---------------------------------------------------------------------------
@@ -223,24 +216,58 @@ class Compactor:
         apply_tier2(conv, plan, [summary_item(item_id, cp, head)])
         self.writer.commit(cp)
         reinserted = ensure_protected(conv, ledger, required_items(cp, self.store), 0)
-        after = ledger.usage(conv).total
-        reprefill = after - ledger.offset(conv, 0)
         self.tier2_pending = False
         self.state.last_tier2_turn = conv.turn
-        self._reprefill_due = (2, reprefill)
+        what = f"summarized {len(plan.ids)} items into {item_id}"
+        return self._edited(
+            2,
+            what,
+            conv,
+            ledger,
+            before,
+            0,
+            len(plan.ids),
+            started,
+            forced=forced,
+            reinserted=reinserted,
+            note=f"summary by {self.writer.last_source}",
+        )
+
+    def _edited(
+        self,
+        tier: int,
+        what: str,
+        conv: Conversation,
+        ledger: Ledger,
+        before: int,
+        edit_at: int,
+        affected: int,
+        started: float,
+        *,
+        forced: bool,
+        reinserted: int,
+        note: str = "",
+    ) -> CompactionEvent:
+        """The event for an edit at item `edit_at`; its re-prefill is then due in idle time.
+
+        llama.cpp reuses the longest shared token prefix, so the edit costs the tokens from
+        `edit_at` to the end of the prompt.
+        """
+        after = ledger.usage(conv).total
+        reprefill = after - ledger.offset(conv, edit_at)
+        self._reprefill_due = (tier, reprefill)
         detail = (
-            f"summarized {len(plan.ids)} items into {item_id}"
-            f" ({before / ledger.window:.0%} → {after / ledger.window:.0%})"
-            f"; summary by {self.writer.last_source}"
+            f"{what} ({before / ledger.window:.0%} → {after / ledger.window:.0%})"
+            + (f"; {note}" if note else "")
             + (", forced: the next call would not fit" if forced else "")
             + (f", re-inserted {reinserted} protected items" if reinserted else "")
         )
         return self._emit(
             CompactionEvent(
-                tier=2,
+                tier=tier,
                 tokens_before=before,
                 tokens_after=after,
-                items_affected=len(plan.ids),
+                items_affected=affected,
                 reprefill_tokens=reprefill,
                 duration_ms=(time.perf_counter() - started) * 1000,
                 detail=detail,

@@ -74,5 +74,12 @@ class WhisperSTT(STT):
             text = ""  # ". . ." on faint noise is Whisper's artefact, not something said
         return Transcript(text, segments, duration, time.perf_counter() - t0)
 
+    def word_starts(self, pcm: Pcm) -> list[float]:
+        """Where each word starts, in seconds (Whisper's word timestamps; no prompt)."""
+        audio = np.ascontiguousarray(pcm, dtype=np.float32).reshape(-1)
+        with self._lock:
+            segments, _ = self._model.transcribe(audio, beam_size=1, word_timestamps=True)
+            return [float(w.start) for s in segments for w in (s.words or [])]
+
     async def transcribe(self, pcm: Pcm) -> Transcript:
         return await asyncio.to_thread(self.transcribe_blocking, pcm)

@@ -97,12 +97,12 @@ def speak_16k(tts: TTS, text: str) -> np.ndarray:
 
 
 def word_onsets(stt: STT, pcm: np.ndarray) -> list[float]:
-    """Where each word starts in `pcm`, from Whisper's own word timestamps."""
+    """Where each word starts in `pcm` (the damage lands on word onsets)."""
     from models.stt import WhisperSTT
 
-    assert isinstance(stt, WhisperSTT)
-    segments, _ = stt._model.transcribe(pcm, beam_size=1, word_timestamps=True)
-    return [float(w.start) for s in segments for w in (s.words or [])]
+    if not isinstance(stt, WhisperSTT):
+        raise TypeError("word onsets need the faster-whisper engine")
+    return stt.word_starts(pcm)
 
 
 def damaged(

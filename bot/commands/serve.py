@@ -38,7 +38,13 @@ def run(args: argparse.Namespace) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if not args.verbose:
-        for noisy in ("aioice", "aiortc", "aiohttp.access", "faster_whisper"):
+        for noisy in (
+            "aioice",
+            "aiortc",
+            "aiohttp.access",
+            "faster_whisper",
+            "sentence_transformers",
+        ):
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
     t0 = time.perf_counter()
@@ -47,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     runtime = Runtime(settings)
     print("loading the language model…")
     llm = runtime.llm  # loaded now, so the first turn does not pay for it
+    print("loading the embedding model…")
     if runtime.embedder is None:  # loaded now too: recall and search_memory need it
         print("no embedding model: recall is off and search_memory is lexical only")
     print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.path.name})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from context.assembler import Assembler
 from context.conversation import Conversation, Item, Prefix, neutralize
 from models.base import Tokenizer, ToolCall
 
@@ -29,6 +30,25 @@ TEXTS = [
     "word " * 120,
     "trailing newline\n",
 ]
+
+
+def search_call(conv: Conversation, assembler: Assembler, n: int, query: str, result: str) -> None:
+    """The model's web_search call number `n` and its result, admitted as a session would."""
+    call = ToolCall("web_search", {"query": query}, f"c{n}")
+    conv.append(
+        Item(
+            f"ev-c{n}",
+            "tool_call",
+            "assistant",
+            "",
+            turn=conv.turn,
+            tool_calls=[call],
+            calls_in_content=False,
+        )
+    )
+    assembler.admit_tool_result(
+        conv, id=f"ev-r{n}", call_id=f"c{n}", name="web_search", content=result
+    )
 
 
 class CountingTokenizer(Tokenizer):

@@ -15,7 +15,7 @@ from context.assembler import (
 from context.conversation import Conversation, Item
 from context.ledger import Ledger
 from models.base import Tokenizer, ToolCall
-from tests.context.helpers import SCHEMA
+from tests.context.helpers import SCHEMA, search_call
 
 SYSTEM = "You are Annie, a voice assistant. Speak in short sentences."
 
@@ -95,21 +95,7 @@ def test_five_hundred_turns_never_exceed_the_window(tokenizer: Tokenizer) -> Non
         request = Request(f"Question number {n}: what about item {n * 7}?", f"t{n}", f"ev-u{n}")
         assembler.admit_turn(conv, request)
         if n % 3 == 0:
-            call = ToolCall("web_search", {"query": f"item {n}"}, f"c{n}")
-            conv.append(
-                Item(
-                    f"ev-c{n}",
-                    "tool_call",
-                    "assistant",
-                    "",
-                    turn=conv.turn,
-                    tool_calls=[call],
-                    calls_in_content=False,
-                )
-            )
-            assembler.admit_tool_result(
-                conv, id=f"ev-r{n}", call_id=f"c{n}", name="web_search", content=f"result {n} " * 60
-            )
+            search_call(conv, assembler, n, f"item {n}", f"result {n} " * 60)
             all_ids.update({f"ev-c{n}", f"ev-r{n}"})
         result = assembler.assemble(conv, request)
         overflows += result.overflow
@@ -140,21 +126,7 @@ def test_overflow_clears_old_tool_output_before_dropping_history(tokenizer: Toke
     for n in range(1, 40):
         request = Request(f"Search {n}", f"t{n}", f"ev-u{n}")
         assembler.admit_turn(conv, request)
-        call = ToolCall("web_search", {"query": str(n)}, f"c{n}")
-        conv.append(
-            Item(
-                f"ev-c{n}",
-                "tool_call",
-                "assistant",
-                "",
-                turn=conv.turn,
-                tool_calls=[call],
-                calls_in_content=False,
-            )
-        )
-        assembler.admit_tool_result(
-            conv, id=f"ev-r{n}", call_id=f"c{n}", name="web_search", content="news " * 120
-        )
+        search_call(conv, assembler, n, str(n), "news " * 120)
         result = assembler.assemble(conv, request)
         conv.append(Item(f"ev-a{n}", "assistant", "assistant", f"Done {n}.", turn=conv.turn))
         if result.trimmed:
