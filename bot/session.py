@@ -212,8 +212,10 @@ class Session:
                     async for event in self._model_turn(request, stages, t0, tool_choice):
                         yield event
                 except (ModelError, ContextOverflowError) as exc:
-                    # The user's words are logged already; say what failed instead of crashing.
+                    # The user's words are logged already; say what failed instead of crashing,
+                    # and take the turn out of view so the next one renders.
                     self.log("error", str(exc), turn_id, meta={"where": "model"})
+                    self.conv.withdraw_turn(turn_no, f"turn {turn_no} failed: {exc}"[:300])
                     yield ErrorEvent(str(exc), where="model")
                     yield TurnDone(turn_id, MODEL_FAILED, "model")
             stages["total_ms"] = (time.perf_counter() - t0) * 1000
@@ -238,7 +240,11 @@ class Session:
         stages["recall_ms"] = (time.perf_counter() - t_recall) * 1000
         self.assembler.admit_turn(self.conv, request, safe_snapshot(self.runtime.store), evidence)
         llm = self.runtime.llm
-        grammar = tool_call_grammar(self.tools.require(tool_choice)) if tool_choice else None
+        grammar = (
+            tool_call_grammar(self.tools.require(tool_choice), llm.tool_dialect)
+            if tool_choice
+            else None
+        )
         spoken: list[str] = []  # visible text of finished rounds, in order
         for round_no in range(ctx.max_tool_rounds + 1):
             last_round = round_no == ctx.max_tool_rounds

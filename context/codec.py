@@ -37,6 +37,7 @@ class TemplateCodec:
             getattr(tokenizer, "chat_template", None),
             getattr(tokenizer, "bos_token", ""),
             getattr(tokenizer, "eos_token", ""),
+            name=f"the chat template of {self.name}",
         )
 
     def tokenize(self, text: str) -> list[int]:

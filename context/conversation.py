@@ -278,6 +278,16 @@ class Conversation:
             self.omitted.append(Omission("history", reason, ids, how))
         return removed
 
+    def withdraw_turn(self, turn: int, reason: str) -> list[Item]:
+        """Take a failed turn's items out of view; returns them (the event log keeps them).
+
+        A message the chat template refuses would otherwise fail every later render too.
+        """
+        start = next((i for i, item in enumerate(self.items) if item.turn == turn), None)
+        if start is None:
+            return []
+        return self.replace(start, len(self.items), [], reason)
+
     def mark_sent(self) -> None:
         """The current items were sent to the model: later edits start a new cut point."""
         self.dirty_from = None

@@ -6,9 +6,10 @@ total equals `len(tokenize(render(messages, tools)))` to the token. Each message
 segment and its count are cached on the message's render key, so a turn costs work in
 proportion to what is new, not to the whole context.
 Two modes, chosen once by probing the template with a sample conversation:
-- `segment` (ChatML and other templates that render each message on its own, with a special
-  token at every message start): a message's text is rendered once, in a two-message probe;
-  the prompt is the concatenation of cached segments. O(new text) per turn.
+- `segment` (ChatML, Qwen and other templates that render each message on its own, with a
+  special token at every message start): a message's text is rendered once, after a
+  two-message probe (`context.segments`); the prompt is the concatenation of cached segments,
+  a run of tool results joined into one turn as Qwen's templates write it. O(new text).
 - `chain` (templates whose output for a message depends on its neighbours): segments come
   from renders of the growing prefix and the total from tokenizing the whole prompt. Exact,
   but O(context) per turn; the usage says which mode produced it.
@@ -20,9 +21,11 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from context.codec import PROBE_CONVERSATION, PROBE_TOOLS, Codec, TemplateCodec, codec_for
+from context.codec import Codec, TemplateCodec, codec_for
 from context.conversation import Conversation, Item, Prefix
+from context.segments import Segments
 from context.usage import CallRecord, PrefixCost, Usage
+from models.chat_template import common_prefix_len
 
 __all__ = ["CallRecord", "Codec", "Ledger", "PrefixCost", "TemplateCodec", "Usage", "codec_for"]
 
@@ -42,10 +45,6 @@ _KIND_COMPONENT = {
     "note": "notes",
 }
 
-# Each message is rendered after this context: a system message (so no default one is
-# inserted) and a user message (so templates that treat turns after the last user query
-# specially, like Qwen's, render the message as they would in a real conversation).
-_PROBE = [{"role": "system", "content": "."}, {"role": "user", "content": "."}]
 _CACHE_LIMIT = 100_000
 
 
@@ -63,6 +62,8 @@ class _Tally:
     by_item: dict[str, int] = field(default_factory=dict)
     # The rendered items, joined: the prompt minus its head and generation prompt.
     body: str = ""
+    # The last item's text in `body`: a tool result that joins its turn edits its end.
+    last_text: str = ""
 
 
 def _state(item: Item) -> tuple[Any, ...]:
@@ -103,10 +104,10 @@ class Ledger:
         self._memo: dict[int, tuple[Item, tuple[Any, ...], tuple[str, int]]] = {}
         self._prefix_memo: dict[int, tuple[Prefix, tuple[Any, ...], PrefixCost]] = {}
         self._tallies: dict[str, _Tally] = {}
-        self._base = self.codec.render(_PROBE, None, False)
-        self.generation_prompt = self.codec.render(_PROBE, None, True)[len(self._base) :]
+        self.segments = Segments(self.codec)
+        self.generation_prompt = self.segments.generation_prompt
         self.generation_tokens = self.count(self.generation_prompt)
-        self.mode = "segment" if self._separable() else "chain"
+        self.mode = "segment" if self.segments.separable(self.count) else "chain"
 
     # --- counting -----------------------------------------------------------------------
 
@@ -120,10 +121,6 @@ class Ledger:
             self._counts[text] = n
         return n
 
-    def _segment(self, message: dict[str, Any]) -> str:
-        full = self.codec.render([*_PROBE, message], None, False)
-        return full[len(self._base) :]
-
     def item_segment(self, item: Item) -> tuple[str, int]:
         """The item's rendered text and its exact token count (cached on its render key)."""
         state = _state(item)
@@ -135,7 +132,7 @@ class Ledger:
         if hit is None:
             if len(self._segments) > _CACHE_LIMIT:
                 self._segments.clear()
-            text = self._segment(item.message())
+            text = self.segments.segment(item.message())
             hit = (text, self.count(text))
             self._segments[key] = hit
         if len(self._memo) > _CACHE_LIMIT:
@@ -149,7 +146,7 @@ class Ledger:
 
     def message_tokens(self, message: dict[str, Any]) -> int:
         """Tokens a message would cost, template overhead included, before it is an item."""
-        return self.count(self._segment(message))
+        return self.count(self.segments.segment(message))
 
     def prefix_cost(self, prefix: Prefix) -> PrefixCost:
         fields = (
@@ -213,7 +210,10 @@ class Ledger:
         for i in range(same, len(keys)):
             full = self.codec.render(messages[: i + 2], tools, False)
             chain.keys.append(keys[i])
-            chain.texts.append(full[len(prev) :] if full.startswith(prev) else full)
+            # A message that joins the previous one's turn (a run of tool results) takes
+            # that turn's closing text over; the total is exact either way (see usage).
+            shared = common_prefix_len(prev, full)
+            chain.texts.append(full[shared:])
             prev = full
         return list(chain.texts)
 
@@ -241,22 +241,34 @@ class Ledger:
         ):
             tally = _Tally(conv=conv, generation=conv.generation)
             self._tallies[conv.session_id] = tally
-        new: list[str] = []
+        prev = items[tally.count - 1] if tally.count else None
         for item in items[tally.count :]:
             text, n = self.item_segment(item)
-            new.append(text)
-            comp = "cleared" if item.cleared else _KIND_COMPONENT.get(item.kind, item.kind)
-            tally.by_component[comp] = tally.by_component.get(comp, 0) + n
-            tally.by_lane[item.lane] = tally.by_lane.get(item.lane, 0) + n
-            tally.by_turn[item.turn] = tally.by_turn.get(item.turn, 0) + n
-            tally.by_item[item.id] = tally.by_item.get(item.id, 0) + n
-            tally.total += n
-        if new:
-            tally.body += "".join(new)
+            if prev is not None and item.role == "tool" and prev.role == "tool":
+                retract, joined = self.segments.joined(item.message())
+                if retract and tally.last_text.endswith(retract):
+                    # The previous result hands its end-of-turn text to this one.
+                    trimmed = tally.last_text[: -len(retract)]
+                    self._add(tally, prev, self.count(trimmed) - self.count(tally.last_text))
+                    tally.body = tally.body[: -len(retract)]
+                    text, n = joined, self.count(joined)
+            self._add(tally, item, n)
+            tally.body += text
+            tally.last_text = text
+            prev = item
         if items:
             tally.first, tally.last = items[0], items[-1]
         tally.count = len(items)
         return tally
+
+    @staticmethod
+    def _add(tally: _Tally, item: Item, n: int) -> None:
+        comp = "cleared" if item.cleared else _KIND_COMPONENT.get(item.kind, item.kind)
+        tally.by_component[comp] = tally.by_component.get(comp, 0) + n
+        tally.by_lane[item.lane] = tally.by_lane.get(item.lane, 0) + n
+        tally.by_turn[item.turn] = tally.by_turn.get(item.turn, 0) + n
+        tally.by_item[item.id] = tally.by_item.get(item.id, 0) + n
+        tally.total += n
 
     def usage(self, conv: Conversation) -> Usage:
         """Exact usage of the prompt for the next call (generation prompt included).
@@ -379,19 +391,3 @@ class Ledger:
         )
         self.calls.append(rec)
         return rec
-
-    # --- template probe -----------------------------------------------------------------
-
-    def _separable(self) -> bool:
-        """Does the template render each message on its own, with additive token counts?"""
-        tools, sample = PROBE_TOOLS, PROBE_CONVERSATION
-        try:
-            whole = self.codec.render(sample, tools, True)
-            head = self.codec.render(sample[:1], tools, False)
-            segs = [self._segment(m) for m in sample[1:]]
-        except Exception:
-            return False
-        if whole != head + "".join(segs) + self.generation_prompt:
-            return False
-        parts = [head, *segs, self.generation_prompt]
-        return len(self.codec.tokenize(whole)) == sum(self.count(p) for p in parts)

@@ -11,13 +11,16 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 Pcm = npt.NDArray[np.float32]
 """Mono float32 samples in [-1, 1]."""
+
+ToolDialect = Literal["json", "xml"]
+"""How a model writes tool calls: Qwen3's JSON object or Qwen3.5's `<function=...>` XML."""
 
 
 class ModelError(RuntimeError):
@@ -56,6 +59,9 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     id: str = ""
+    # True when the values are the raw text of XML `<parameter>` blocks: only the tool's
+    # schema can say whether "2026" is a number or a string (`models.toolcalls.coerce_arguments`).
+    raw_args: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,11 @@ class LLM(ABC):
     @abstractmethod
     def parse(self, text: str) -> ParsedOutput:
         """Split output into text and tool calls (both Qwen dialects)."""
+
+    @property
+    def tool_dialect(self) -> ToolDialect:
+        """The dialect this model's template writes tool calls in (forced calls, examples)."""
+        return "json"
 
 
 @dataclass(frozen=True)

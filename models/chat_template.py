@@ -26,7 +26,7 @@ from jinja2 import TemplateError
 from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from models.base import ModelError
+from models.base import ModelError, ToolDialect
 
 # ChatML, used when a model file carries no template (and by the tiktoken estimator).
 CHATML_TEMPLATE = (
@@ -48,6 +48,35 @@ TOOLS_POSTAMBLE = (
 
 _CACHE_SIZE = 8192
 _SEPARATOR = {"role": "user", "content": "."}
+PLACEHOLDER = "ANNIE_PLACEHOLDER_USER_TURN"
+# The longest closing text a tool result may give back when the next one joins its turn.
+_MAX_RETRACT = 32
+_TOOL_RESPONSE = ("<tool_response>", "</tool_response>")
+
+
+def has_user_query(messages: Sequence[dict[str, Any]]) -> bool:
+    """Does the list hold a user message that is not a wrapped tool result?
+
+    Qwen3.5's template raises "No user query found in messages." otherwise; it is the same
+    test that template makes.
+    """
+    for msg in messages:
+        if msg.get("role") != "user":
+            continue
+        content = msg.get("content")
+        text = content.strip() if isinstance(content, str) else ""
+        if not (text.startswith(_TOOL_RESPONSE[0]) and text.endswith(_TOOL_RESPONSE[1])):
+            return True
+    return False
+
+
+def message_shape(
+    messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None
+) -> str:
+    """The roles of a message list, for errors: `system, user, assistant+calls, tool`."""
+    roles = [str(m.get("role", "?")) + ("+calls" if m.get("tool_calls") else "") for m in messages]
+    shown = ", ".join(roles) if len(roles) <= 12 else ", ".join([*roles[:5], "…", *roles[-5:]])
+    return f"{len(roles)} messages: {shown}" + (f"; {len(tools)} tools" if tools else "")
 
 
 def _raise(message: str) -> None:
@@ -89,6 +118,15 @@ def tools_block(tools: Sequence[dict[str, Any]]) -> str:
     return TOOLS_PREAMBLE + lines + TOOLS_POSTAMBLE
 
 
+def common_prefix_len(a: str, b: str) -> int:
+    """Length of the longest common prefix of two texts."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
 def _common_overlap(tail: str, head: str) -> int:
     """Length of the longest suffix of `tail` that is also a prefix of `head`."""
     for n in range(min(len(tail), len(head)), 0, -1):
@@ -97,27 +135,56 @@ def _common_overlap(tail: str, head: str) -> int:
     return 0
 
 
+def template_dialect(source: str) -> ToolDialect:
+    """The tool-call dialect a template teaches: "xml" when it writes calls as
+    `<function=NAME><parameter=ARG>` (Qwen3.5, Qwen3-Coder; llama.cpp's test too, which
+    needs both tags: Llama 3.1 writes `<function=NAME>{json}`), else "json" (Qwen3). A
+    template without tool support gets "json": `ChatTemplate` renders tools the Qwen3 way."""
+    return "xml" if "<function=" in source and "<parameter=" in source else "json"
+
+
 class ChatTemplate:
     """A compiled chat template plus the special tokens it refers to."""
 
-    def __init__(self, source: str | None, bos_token: str = "", eos_token: str = "") -> None:
+    @property
+    def dialect(self) -> ToolDialect:
+        """The tool-call dialect the model was taught by this template."""
+        return template_dialect(self.source)
+
+    def __init__(
+        self,
+        source: str | None,
+        bos_token: str = "",
+        eos_token: str = "",
+        name: str = "the model's chat template",
+    ) -> None:
         self.source = source or CHATML_TEMPLATE
         self.bos_token = bos_token
         self.eos_token = eos_token
+        self.name = name
         # A template that never mentions tools cannot show them; we render them Qwen's way.
         self.native_tools = "tools" in self.source
         try:
             self._template = _env().from_string(self.source)
         except TemplateError as exc:
-            raise ModelError(f"the model's chat template does not compile: {exc}") from exc
-        self._segments: OrderedDict[tuple[str, str], str] = OrderedDict()
+            raise ModelError(f"{self.name} does not compile: {exc}") from exc
+        self._segments: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
+        # Found once, at load: how a user turn opens, so a head can be cut out of a render
+        # that ends in a placeholder user turn (see `_without_query`).
+        self._opener: str | None = None
+        self._opener_error = ""
+        try:
+            self._opener = self._user_opener()
+        except ModelError as exc:
+            self._opener_error = str(exc)
 
-    def _raw(
+    def _render(
         self,
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]] | None,
         add_generation_prompt: bool,
     ) -> str:
+        """The template's own output, or a ModelError naming the template and the shape."""
         try:
             return self._template.render(
                 messages=list(messages),
@@ -127,8 +194,69 @@ class ChatTemplate:
                 bos_token=self.bos_token,
                 eos_token=self.eos_token,
             )
-        except TemplateError as exc:
-            raise ModelError(f"the model's chat template rejected the messages: {exc}") from exc
+        except (TemplateError, TypeError, ValueError, KeyError, AttributeError) as exc:
+            shape = message_shape(messages, tools)
+            raise ModelError(f"{self.name} rejected the messages ({shape}): {exc}") from exc
+
+    def _raw(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None,
+        add_generation_prompt: bool,
+    ) -> str:
+        """Render `messages`; a list without a user query is never handed to the template."""
+        if messages and not has_user_query(messages):
+            return self._without_query(messages, tools, add_generation_prompt)
+        return self._render(messages, tools, add_generation_prompt)
+
+    def _user_opener(self) -> str:
+        """The text a user turn starts with (for ChatML: `<|im_start|>user\n`).
+
+        Read from two renders the strictest templates accept: a user turn appended after
+        another one (or, for templates that insist on alternation, after an assistant turn).
+        """
+        base = [{"role": "system", "content": "."}, {"role": "user", "content": "."}]
+        probe = {"role": "user", "content": PLACEHOLDER}
+        candidates = [base, [*base, {"role": "assistant", "content": "."}]]
+        for shape in candidates:
+            try:
+                before = self._render(shape, None, False)
+                after = self._render([*shape, probe], None, False)
+            except ModelError:
+                continue
+            seg = after[len(before) :] if after.startswith(before) else ""
+            if PLACEHOLDER in seg:
+                return seg[: seg.index(PLACEHOLDER)]
+        raise ModelError(
+            f"{self.name} does not render a user turn as an appended segment, so Annie "
+            "cannot render the system prefix on its own"
+        )
+
+    def _without_query(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None,
+        add_generation_prompt: bool,
+    ) -> str:
+        """Render a list that holds no user query, for templates that refuse one (Qwen3.5).
+
+        The list is rendered with a placeholder user turn after it and cut where that turn
+        opens; for templates that accept the list as it is, the result is the same text
+        (tests check it). A generation prompt is taken from the same render with one.
+        """
+        if self._opener is None:
+            raise ModelError(self._opener_error)
+        probe = [*messages, {"role": "user", "content": PLACEHOLDER}]
+        text = self._render(probe, tools, False)
+        cut = text.rfind(self._opener + PLACEHOLDER)
+        if cut < 0:
+            shape = message_shape(messages, tools)
+            raise ModelError(f"{self.name}: cannot cut a placeholder user turn out ({shape})")
+        head = text[:cut]
+        if not add_generation_prompt:
+            return head
+        with_prompt = self._render(probe, tools, True)
+        return head + with_prompt[len(text) :]
 
     def _prepare(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None
@@ -179,49 +307,58 @@ class ChatTemplate:
             chain.update(json.dumps(msg, sort_keys=True, ensure_ascii=False).encode())
             chain.update(b"\x00")
             key = (chain.hexdigest(), "m")
-            seg = self._segments.get(key)
-            if seg is None:
-                seg = self._segment(prepared, i, tools_arg)
-                self._remember(key, seg)
+            hit = self._segments.get(key)
+            if hit is None:
+                hit = self._segment(prepared, i, tools_arg)
+                self._remember(key, hit)
+            retract, seg = hit
+            if retract and parts and parts[-1].endswith(retract):
+                parts[-1] = parts[-1][: -len(retract)]
             parts.append(seg)
         if add_generation_prompt:
             key = (chain.hexdigest(), "g")
-            seg = self._segments.get(key)
-            if seg is None:
+            hit = self._segments.get(key)
+            if hit is None:
                 base = self._raw(prepared, tools_arg, False)
                 full = self._raw(prepared, tools_arg, True)
-                seg = full[len(base) :] if full.startswith(base) else ""
-                self._remember(key, seg)
-            parts.append(seg)
+                hit = ("", full[len(base) :] if full.startswith(base) else "")
+                self._remember(key, hit)
+            parts.append(hit[1])
         return "".join(parts)
 
     def _segment(
         self, prepared: list[dict[str, Any]], i: int, tools: list[dict[str, Any]] | None
-    ) -> str:
-        """The text message `i` adds, rendered as the newest message."""
+    ) -> tuple[str, str]:
+        """(text to take back from the previous message, text message `i` adds as newest).
+
+        The first is empty except inside a run of tool results, which templates like
+        Qwen's group into one user turn: the previous result gives back its closing text.
+        """
         full = self._raw(prepared[: i + 1], tools, False)
         if i == 0:
-            return full
+            return "", full
         prev = self._raw(prepared[:i], tools, False)
         if full.startswith(prev):
-            return full[len(prev) :]
-        # The template re-rendered an earlier turn (dropped a think block, merged tool
-        # results). Keep the earlier text as it was, and render this message fresh after a
+            return "", full[len(prev) :]
+        shared = common_prefix_len(prev, full)
+        rest_prev, rest_full = prev[shared:], full[shared:]
+        # In a run of tool results only the previous result's own tail may change (its
+        # end-of-turn marker); `render` checks that the previous segment ends with it.
+        run = prepared[i].get("role") == "tool" and prepared[i - 1].get("role") == "tool"
+        if run and len(rest_prev) <= _MAX_RETRACT:
+            return rest_prev, rest_full
+        # The template re-rendered an earlier turn (Qwen drops the think block of assistant
+        # turns before the last user query). Keep the earlier text as it was generated, which
+        # is what keeps the prompt append-only, and render this message fresh after a
         # neutral user turn, which closes whatever the template would have merged it into.
         base = self._raw([*prepared[:i], _SEPARATOR], tools, False)
         after = self._raw([*prepared[:i], _SEPARATOR, prepared[i]], tools, False)
         if after.startswith(base):
-            return after[len(base) :]
+            return "", after[len(base) :]
         # Last resort: take what `full` adds beyond the text the two renders share.
-        shared = 0
-        for a, b in zip(prev, full, strict=False):
-            if a != b:
-                break
-            shared += 1
-        rest_prev, rest_full = prev[shared:], full[shared:]
-        return rest_full[_common_overlap(rest_prev, rest_full) :]
+        return "", rest_full[_common_overlap(rest_prev, rest_full) :]
 
-    def _remember(self, key: tuple[str, str], seg: str) -> None:
+    def _remember(self, key: tuple[str, str], seg: tuple[str, str]) -> None:
         self._segments[key] = seg
         if len(self._segments) > _CACHE_SIZE:
             self._segments.popitem(last=False)

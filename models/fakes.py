@@ -43,7 +43,10 @@ class ScriptedLLM(TemplatedLLM):
         self.token_delay_s = token_delay_s
         self.prefill_s_per_token = prefill_s_per_token
         self.template = ChatTemplate(
-            tokenizer.chat_template, tokenizer.bos_token, tokenizer.eos_token
+            tokenizer.chat_template,
+            tokenizer.bos_token,
+            tokenizer.eos_token,
+            name=f"the chat template of {tokenizer.name}",
         )
         self.prompts: list[str] = []
         self._replies = replies if callable(replies) else list(replies)

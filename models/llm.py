@@ -26,7 +26,7 @@ from models.base import CallStats, ModelError, Resolved
 from models.chat_template import ChatTemplate
 from models.llm_cache import Plan, PromptCache
 from models.resolver import detect_device
-from models.streaming import Push, StopMatcher
+from models.streaming import Push, StopMatcher, call_in_thread
 from models.templated import TemplatedLLM
 from models.tokenizer import StderrLog, gguf_token_text, quiet_stderr, set_verbose
 
@@ -39,7 +39,7 @@ class _State:
     kept beside it; a prompt that ends exactly at a checkpoint can then be sampled at once.
     """
 
-    buf: Any
+    buf: npt.NDArray[np.uint8]
     size: int
     logits: npt.NDArray[np.float32]
 
@@ -88,6 +88,7 @@ class LlamaLLM(TemplatedLLM):
             metadata.get("tokenizer.chat_template"),
             gguf_token_text(metadata, self._llama, "bos"),
             gguf_token_text(metadata, self._llama, "eos"),
+            name=f"the chat template of {self.path.name}",
         )
         bos = [self._llama.token_bos()] if llama_cpp.llama_vocab_get_add_bos(self._vocab) else []
         self._cache = PromptCache(self.tokenize, capacity=cfg.llm_checkpoints, bos=bos)
@@ -108,8 +109,11 @@ class LlamaLLM(TemplatedLLM):
     def _save_state(self) -> _State:
         ctx = self._llama.ctx
         size = int(self._lc.llama_state_get_size(ctx))
-        buf = (ctypes.c_uint8 * size)()
-        used = int(self._lc.llama_state_get_data(ctx, buf, size))
+        # np.empty, not a ctypes array: that one is zero-filled first, and a 9B checkpoint
+        # is about a gigabyte written between the first and second token of an answer.
+        buf = np.empty(size, dtype=np.uint8)
+        ptr = buf.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
+        used = int(self._lc.llama_state_get_data(ctx, ptr, size))
         if used > size:
             raise ModelError("llama.cpp could not copy the model state")
         n_vocab = self._llama.n_vocab()
@@ -118,7 +122,8 @@ class LlamaLLM(TemplatedLLM):
         return _State(buf, used, logits)
 
     def _load_state(self, state: _State, tokens: list[int]) -> None:
-        if self._lc.llama_state_set_data(self._llama.ctx, state.buf, state.size) != state.size:
+        ptr = state.buf.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
+        if self._lc.llama_state_set_data(self._llama.ctx, ptr, state.size) != state.size:
             raise ModelError("llama.cpp could not restore a saved model state")
         self._llama.n_tokens = len(tokens)
         self._llama.input_ids[: len(tokens)] = tokens
@@ -243,6 +248,23 @@ class LlamaLLM(TemplatedLLM):
     def _evaluate(self, prompt: str, stats: CallStats) -> None:
         self._apply(self._cache.plan(prompt, self.n_ctx), stats, None)
         self._checkpoint()
+
+    async def next_logits(self) -> tuple[list[int], npt.NDArray[np.float32]]:
+        """The tokens the model holds and the logits it would sample the next one from.
+
+        For checks that incremental evaluation, restores and cancellation leave the model
+        exactly where a from-scratch evaluation of the same tokens would.
+        """
+
+        def read() -> tuple[list[int], npt.NDArray[np.float32]]:
+            ptr = self._lc.llama_get_logits_ith(self._llama.ctx, -1)
+            logits = np.ctypeslib.as_array(ptr, shape=(self._llama.n_vocab(),))
+            return list(self._cache.tokens), logits.astype(np.float32, copy=True)
+
+        result: tuple[list[int], npt.NDArray[np.float32]] = await call_in_thread(
+            self._executor, self._locks.get(), read
+        )
+        return result
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from models.base import LLM, CallStats, ParsedOutput
+from models.base import LLM, CallStats, ParsedOutput, ToolDialect
 from models.chat_template import ChatTemplate
 from models.llm_cache import PromptCache
 from models.streaming import LoopLocks, Push, call_in_thread, stream_from_thread
@@ -90,6 +90,10 @@ class TemplatedLLM(LLM):
     def parse(self, text: str) -> ParsedOutput:
         with self._ids_lock:
             return parse_output(text, self._ids)
+
+    @property
+    def tool_dialect(self) -> ToolDialect:
+        return self.template.dialect
 
     @property
     def last_stats(self) -> CallStats:

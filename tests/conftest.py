@@ -73,3 +73,39 @@ def vad(model_settings: Settings) -> VAD:
     from models import load_vad
 
     return load_vad(model_settings)
+
+
+@pytest.fixture(scope="session")
+def qwen35_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random-weight qwen35 (Qwen3.5 hybrid) GGUF from testkit, written once."""
+    from testkit.qwen35 import write_qwen35_gguf
+
+    return write_qwen35_gguf(tmp_path_factory.mktemp("qwen35") / "qwen35-tiny.gguf")
+
+
+@pytest.fixture(scope="session")
+def qwen35_settings(qwen35_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings whose configured LLM is the generated qwen35 model (a path in config)."""
+    home = tmp_path_factory.mktemp("qwen35-home")
+    return load_settings(
+        environ={"ANNIE_HOME": str(home), "HF_HUB_OFFLINE": "1"},
+        models={"llm_path": str(qwen35_path)},
+    )
+
+
+@pytest.fixture(scope="session")
+def qwen35_llm(qwen35_settings: Settings) -> LLM:
+    from models import load_llm
+
+    # The generated tokenizer spends about one token per character, so the real system
+    # prompt needs a larger window than on SmolLM2; the tiny model's KV cache is cheap.
+    return load_llm(qwen35_settings, n_ctx=16384)
+
+
+@pytest.fixture(params=["smollm2", "qwen35"])
+def any_llm(request: pytest.FixtureRequest) -> LLM:
+    """The runtime's model, once per family: SmolLM2 (plain transformer, lenient template)
+    and the generated Qwen3.5 (hybrid, strict template, XML tool calls)."""
+    name = "llm" if request.param == "smollm2" else "qwen35_llm"
+    model: LLM = request.getfixturevalue(name)
+    return model

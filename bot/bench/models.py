@@ -3,7 +3,9 @@
 Figures: STT and TTS real-time factors (seconds of work per second of audio), LLM prefill and
 generation tokens per second, tokenizer tokens per second, VAD and embedding throughput, and
 what incremental evaluation saves: a second turn's evaluated versus reused tokens, and the
-time to restore a turn-boundary checkpoint versus re-evaluating the whole prompt.
+time to restore a turn-boundary checkpoint versus re-evaluating the whole prompt. Then what a
+checkpoint costs on a hybrid: save and restore times on a generated qwen35 model (testkit)
+three-quarters full, beside the memory estimate for Qwen3.5-9B at 32,768 tokens.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
+import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,9 +33,13 @@ from models import (
     load_tts,
     load_vad,
 )
+from models.footprint import format_bytes
 from models.pcm import resample
 
-HELP = "load time and speed of each engine (STT/TTS real-time factor, LLM tokens/s)"
+HELP = (
+    "load time and speed of each engine (STT/TTS real-time factor, LLM tokens/s, "
+    "checkpoint save/restore)"
+)
 
 PARAGRAPH = (
     "Good morning. You have two meetings today, the first at ten with the design team. "
@@ -106,6 +115,86 @@ def bench_llm(settings: Any, n_ctx: int) -> dict[str, Any]:
     }
 
 
+def _fill_prompt(llm: LLM, tokens: int) -> str:
+    """A chat prompt of about `tokens` tokens: a long system note and one question."""
+    notes: list[str] = []
+    while True:
+        notes.append(f"Note {len(notes)}: {PARAGRAPH}")
+        system = {"role": "system", "content": " ".join(notes)}
+        prompt = llm.render([system, {"role": "user", "content": "What is on today?"}])
+        if llm.count(prompt) >= tokens:
+            return prompt
+
+
+def bench_checkpoints(settings: Any, n_ctx: int, fill: float = 0.75) -> dict[str, Any]:
+    """Turn checkpoint save and restore on a generated qwen35 hybrid filled to `fill` of the
+    window, beside the estimate for Qwen3.5-9B at 32,768 tokens (no download).
+
+    Each prompt extends the last by a few words, so every call evaluates only those and saves
+    a checkpoint (save = call time minus evaluation time); going back to an earlier prompt
+    restores its checkpoint without evaluating anything (restore = its prefill time).
+    """
+    from models.footprint import QWEN35_9B, estimate, read_hparams
+    from models.llm import LlamaLLM
+    from testkit.qwen35 import write_qwen35_gguf
+
+    with tempfile.TemporaryDirectory(prefix="annie-bench-") as tmp:
+        path = write_qwen35_gguf(Path(tmp) / "qwen35-bench.gguf", n_layer=8, n_embd=256)
+        shape = read_hparams(path)
+        llm = load_llm(load_settings(models={"llm_path": str(path)}), n_ctx)
+        try:
+            base = _fill_prompt(llm, int(n_ctx * fill))
+            prompts = [base]
+            for i in range(5):
+                prompts.append(f"{prompts[-1]} Reminder {i}.")
+            saves: list[float] = []
+            for prompt in prompts:
+                stats = asyncio.run(llm.prefill(prompt))
+                saves.append(stats.total_s - stats.prefill_s)
+            restores: list[float] = []
+            for _ in range(2):
+                # Backwards only: a later prompt would extend the current one instead.
+                for prompt in prompts[4:1:-1]:
+                    stats = asyncio.run(llm.prefill(prompt))
+                    if stats.evaluated_tokens or not stats.reused_tokens:
+                        raise RuntimeError("no checkpoint hit: the restore evaluated tokens")
+                    restores.append(stats.prefill_s)
+                asyncio.run(llm.prefill(prompts[-1]))
+            n_tokens = llm.count(prompts[-1])
+        finally:
+            if isinstance(llm, LlamaLLM):  # free the context before its file goes
+                llm.close()
+    fp = estimate(shape, n_ctx)
+    checkpoint = estimate(shape, n_tokens).checkpoint_bytes
+    save_s, restore_s = statistics.median(saves[1:]), statistics.median(restores)
+    big = estimate(QWEN35_9B, 32768, checkpoints=settings.models.llm_checkpoints)
+    return {
+        "model": f"{shape.architecture}: {len(shape.attention_layers)} attention + "
+        f"{len(shape.recurrent_layers)} recurrent layers, n_embd {shape.n_embd}",
+        "window": n_ctx,
+        "fill_tokens": n_tokens,
+        "kv_cache_bytes": fp.kv_bytes,
+        "recurrent_state_bytes": fp.recurrent_bytes,
+        "checkpoint_bytes": checkpoint,
+        "save_ms": round(save_s * 1000, 3),
+        "restore_ms": round(restore_s * 1000, 3),
+        "qwen35_9b": {
+            "window": big.n_ctx,
+            "kv_cache_bytes": big.kv_bytes,
+            "recurrent_state_bytes": big.recurrent_bytes,
+            "checkpoint_bytes": big.checkpoint_bytes,
+            "checkpoint_half_bytes": big.checkpoint_half_bytes,
+            "checkpoints": big.checkpoints,
+            "checkpoints_bytes": big.checkpoints_bytes,
+            # The same copy rate applied to a 9B checkpoint (a rough guide, not a measurement).
+            "save_ms_at_same_rate": round(big.checkpoint_bytes / checkpoint * save_s * 1000, 1),
+            "restore_ms_at_same_rate": round(
+                big.checkpoint_bytes / checkpoint * restore_s * 1000, 1
+            ),
+        },
+    }
+
+
 def bench_speech(settings: Any) -> dict[str, Any]:
     tts, tts_load = _timed(load_tts, settings)
     _, first_sentence_s = _timed(lambda: next(iter(tts.synthesize_iter(PARAGRAPH))))
@@ -155,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     out: dict[str, Any] = {"device": detect_device(settings)}
     out["llm"] = bench_llm(settings, args.n_ctx)
+    out["checkpoints"] = bench_checkpoints(settings, args.n_ctx)
     out.update(bench_speech(settings))
     out["embed"] = bench_embed(settings)
     if args.json:
@@ -181,6 +271,7 @@ def run(args: argparse.Namespace) -> int:
         f"{llm['checkpoint_restore_s']} s, full re-prefill: "
         f"{llm['checkpoint_restore_full_reprefill']}"
     )
+    _print_checkpoints(out["checkpoints"])
     tts, stt, vad = out["tts"], out["stt"], out["vad"]
     print(
         f"  TTS   load {tts['load_s']} s, RTF {tts['rtf']} ({tts['audio_s']} s of audio), "
@@ -191,3 +282,26 @@ def run(args: argparse.Namespace) -> int:
     emb = out["embed"]
     print(f"  Embed load {emb['load_s']} s, {emb['sentences_per_s']} sentences/s")
     return 0
+
+
+def _print_checkpoints(cp: dict[str, Any]) -> None:
+    big, size = cp["qwen35_9b"], format_bytes
+    print(f"  Checkpoints on a generated {cp['model']}")
+    print(
+        f"        at {cp['fill_tokens']} of {cp['window']} tokens: one checkpoint "
+        f"{size(cp['checkpoint_bytes'])} (KV cache {size(cp['kv_cache_bytes'])}, recurrent "
+        f"state {size(cp['recurrent_state_bytes'])}); save {cp['save_ms']} ms, restore "
+        f"{cp['restore_ms']} ms (medians)"
+    )
+    print(
+        f"        Qwen3.5-9B at {big['window']:,} tokens (estimate): KV cache "
+        f"{size(big['kv_cache_bytes'])}, recurrent state {size(big['recurrent_state_bytes'])}, "
+        f"one checkpoint {size(big['checkpoint_bytes'])} "
+        f"({size(big['checkpoint_half_bytes'])} at half), {big['checkpoints']} kept "
+        f"{size(big['checkpoints_bytes'])} of host memory"
+    )
+    print(
+        "        at the copy rate measured above, one 9B checkpoint would take about "
+        f"{big['save_ms_at_same_rate']} ms to save and {big['restore_ms_at_same_rate']} ms "
+        "to restore"
+    )

@@ -1,8 +1,10 @@
 """`python -m bot doctor [--json]`: versions, device, every model resolved, and a smoke test.
 
 For each role it shows the file, its size, why it was chosen, and the result of a short real
-run of the engine (about a second each), timed. The exit status is 0 only when every role
-works, so the command doubles as a health check after an install.
+run of the engine (about a second each), timed; for the LLM also what it costs in memory at
+the configured window (KV cache, recurrent state, turn checkpoints; `models.footprint`), read
+from the GGUF header. The exit status is 0 only when every role works, so the command doubles
+as a health check after an install.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import platform
 import time
 from collections.abc import Callable
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +24,7 @@ import numpy as np
 from config import load_settings
 from config.settings import Settings
 from models import ROLES, ModelError, detect_device, resolve
+from models.footprint import format_bytes
 
 HELP = "check versions, the device and every model, with a short real run of each engine"
 
@@ -157,6 +161,31 @@ def _smoke_embed(settings: Settings) -> dict[str, Any]:
     }
 
 
+def llm_memory(path: Path, settings: Settings) -> dict[str, Any]:
+    """What the model costs at the configured window: KV cache, recurrent state, checkpoints.
+
+    Read from the GGUF header (no weights loaded); see `models.footprint` for the formulas.
+    """
+    from models.footprint import estimate, read_hparams
+
+    shape = read_hparams(path)
+    fp = estimate(shape, settings.context.window, checkpoints=settings.models.llm_checkpoints)
+    return {
+        "architecture": fp.architecture,
+        "hybrid": fp.hybrid,
+        "attention_layers": fp.attention_layers,
+        "recurrent_layers": fp.recurrent_layers,
+        "dialect": fp.dialect,
+        "window": fp.n_ctx,
+        "kv_cache_bytes": fp.kv_bytes,
+        "recurrent_state_bytes": fp.recurrent_bytes,
+        "checkpoint_bytes": fp.checkpoint_bytes,
+        "checkpoint_half_bytes": fp.checkpoint_half_bytes,
+        "checkpoints": fp.checkpoints,
+        "checkpoints_bytes": fp.checkpoints_bytes,
+    }
+
+
 SMOKE: dict[str, Callable[[Settings], dict[str, Any]]] = {
     "llm": _smoke_llm,
     "stt": _smoke_stt,
@@ -175,6 +204,11 @@ def check_role(role: str, settings: Settings) -> dict[str, Any]:
         entry["error"] = str(exc)
         return entry
     entry.update(path=str(resolved.path), reason=resolved.reason, size=resolved.size_bytes)
+    if role == "llm":
+        try:
+            entry["memory"] = llm_memory(resolved.path, settings)
+        except Exception as exc:  # an unreadable header still gets its smoke test
+            entry["memory"] = {"error": f"{type(exc).__name__}: {exc}"}
     try:
         entry.update(SMOKE[role](settings))
         entry["ok"] = True
@@ -194,15 +228,6 @@ def report(settings: Settings) -> dict[str, Any]:
     return out
 
 
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KB", "MB"):
-        if value < 1024:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"
-
-
 def print_text(data: dict[str, Any]) -> None:
     print("Annie doctor")
     print("  versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
@@ -213,19 +238,44 @@ def print_text(data: dict[str, Any]) -> None:
         mark = "ok  " if entry["ok"] else "FAIL"
         print(f"\n[{mark}] {role}")
         if entry.get("path"):
-            print(f"  file:   {entry['path']} ({_size(int(entry.get('size', 0)))})")
+            print(f"  file:   {entry['path']} ({format_bytes(int(entry.get('size', 0)))})")
             print(f"  chosen: {entry.get('reason', '')}")
         detail = {
             k: v
             for k, v in entry.items()
-            if k not in ("path", "ok", "reason", "size", "error", "load_ms", "smoke_ms")
+            if k not in ("path", "ok", "reason", "size", "error", "load_ms", "smoke_ms", "memory")
         }
         if "load_ms" in entry:
             print(f"  load:   {entry['load_ms']} ms; smoke test {entry['smoke_ms']} ms")
         if detail:
             print("  " + ", ".join(f"{k}: {v}" for k, v in detail.items()))
+        if "memory" in entry:
+            _print_memory(entry["memory"])
         if entry.get("error"):
             print(f"  error:  {entry['error']}")
+
+
+def _print_memory(mem: dict[str, Any]) -> None:
+    if "error" in mem:
+        print(f"  memory: could not read the model header: {mem['error']}")
+        return
+    kind = (
+        f"hybrid: {mem['attention_layers']} attention + {mem['recurrent_layers']} recurrent layers"
+        if mem["hybrid"]
+        else f"{mem['attention_layers'] or mem['recurrent_layers']} layers, not hybrid"
+    )
+    print(f"  model:  {mem['architecture']} ({kind}), tool calls in {mem['dialect']}")
+    recurrent = mem["recurrent_state_bytes"]
+    print(
+        f"  memory: KV cache {format_bytes(mem['kv_cache_bytes'])} at {mem['window']} tokens, "
+        + (f"recurrent state {format_bytes(recurrent)}" if recurrent else "no recurrent state")
+    )
+    print(
+        "          one turn checkpoint up to "
+        f"{format_bytes(mem['checkpoint_bytes'])} (window full; "
+        f"{format_bytes(mem['checkpoint_half_bytes'])} at half); {mem['checkpoints']} kept: "
+        f"{format_bytes(mem['checkpoints_bytes'])} of host memory"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,8 +2,11 @@
 
 Each call is logged before it runs and its result after; the result (an error included) is
 admitted by the assembler, so the model reads it on the next round. A call to a tool whose
-group is not loaded gets an error naming the group to load. A barge-in cancels the running
-tool; a tool that overruns tools.timeout_s is stopped. Nothing here raises into the turn.
+group is not loaded gets an error naming the group to load. Arguments are typed by the tool's
+schema first; ones that do not fit are an error result and the tool does not run. An
+unreadable call is answered with an example in the model's own dialect. A barge-in cancels
+the running tool; a tool that overruns tools.timeout_s is stopped. Nothing here raises into
+the turn.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from bot.events import ErrorEvent, Event, TableEvent, ToolCallEvent, ToolResultE
 from bot.tools.base import ToolContext, ToolOutput
 from context.conversation import Item
 from models.base import ToolCall
+from models.toolcalls import ArgumentError, call_example, coerce_arguments
 
 if TYPE_CHECKING:
     from bot.session import Session
@@ -82,8 +86,8 @@ class ToolRunner:
                 )
         for n, err in enumerate(errors, start=1):
             content = (
-                f"error: your tool call could not be read ({err.reason}). Write it as "
-                '<tool_call>{"name": "...", "arguments": {...}}</tool_call>, or answer without it.'
+                f"error: your tool call could not be read ({err.reason}). Write it like this, "
+                f"or answer without it:\n{call_example(s.runtime.llm.tool_dialect)}"
             )
             call_id = f"bad_{s.conv.turn}_{n}"
             result_id = s.log(
@@ -109,6 +113,14 @@ class ToolRunner:
             return ToolOutput(
                 f"error: no tool {call.name!r} is loaded (loaded: {loaded}).{how}", ok=False
             )
+        # Typed by the schema before the tool sees them: the XML dialect leaves every value
+        # as text, and only the schema says whether "2026" is a year or a number.
+        try:
+            arguments = coerce_arguments(
+                call.arguments, tool.schema()["function"]["parameters"], call.raw_args
+            )
+        except ArgumentError as exc:
+            return ToolOutput(f"error: bad arguments for {tool.name}: {exc}", ok=False)
         ctx = ToolContext(
             settings=s.settings,
             store=s.runtime.store,
@@ -119,7 +131,7 @@ class ToolRunner:
         )
         if tool.name in ("save_note", "search_memory"):
             ctx.embedder = s.runtime.embedder
-        task = asyncio.ensure_future(tool.run(call.arguments, ctx))
+        task = asyncio.ensure_future(tool.run(arguments, ctx))
         stop = asyncio.ensure_future(s.cancel_event.wait())
         timeout = s.settings.tools.timeout_s
         done, _ = await asyncio.wait(

@@ -18,7 +18,8 @@ from typing import Any
 from bot.runtime import load_system_prompt
 from bot.tools.registry import default_registry
 from compaction import create_hooks
-from config import Settings
+from compaction.sim import scripted_summary
+from config import Settings, load_settings
 from context.replay import Replayer, ReplayResult, read_trace
 from memory.store import Store
 from models import Tokenizer
@@ -125,3 +126,26 @@ def test_replay_command_dumps_the_final_prompt(tmp_path: Path, tokenizer: Tokeni
     assert "[Checkpoint of earlier conversation" in prompt
     # The dump is the prompt exactly as counted: same tokens as the last turn's usage.
     assert len(tokenizer.tokenize(prompt)) == out["turns"][-1]["used"]
+
+
+async def test_seed003_replays_on_the_qwen35_template_with_all_three_tiers(
+    qwen35_settings: Settings, tmp_path: Path
+) -> None:
+    """The same session on the generated Qwen3.5 model's tokenizer and strict template: its
+    head has no user turn, its tool results group into one turn, and every count is exact."""
+    from models import load_tokenizer
+
+    tokenizer = load_tokenizer(qwen35_settings)
+    # About one token per character here, so the window is scaled to keep seed 003's share.
+    settings = load_settings(context={"window": 20_000, "reserve_output": 1024})
+    settings.compaction.keep_recent_tool_results = 1
+    summarizer = ScriptedLLM(tokenizer, scripted_summary, n_ctx=200_000)
+    result, store = await _replay(settings, tokenizer, summarizer, tmp_path / "annie.db")
+    summary = result.summary()
+    assert summary["overflows"] == 0
+    assert summary["tier1"] >= 1 and summary["tier2"] >= 1 and summary["tier3"] == 1
+    final = result.final_prompt
+    assert final.startswith("<|im_start|>system\n# Tools\n")
+    assert "<function=example_function_name>" in final  # the template's own tool preamble
+    assert len(tokenizer.tokenize(final)) == result.turns[-1].used
+    store.close()

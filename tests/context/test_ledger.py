@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import pytest
 
 from context.conversation import Conversation, Item
 from context.ledger import Ledger
@@ -145,12 +146,27 @@ class _GroupingCodec:
         return self.template.render(messages=messages, add_generation_prompt=add_generation_prompt)
 
 
-def test_neighbour_dependent_templates_fall_back_to_exact_chain_counting(
-    tokenizer: Tokenizer,
+class _NumberingCodec(_GroupingCodec):
+    """A template whose every message shows its position: no message renders on its own."""
+
+    SOURCE = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] }} {{ loop.index }}\n"
+        "{{ m['content'] }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("codec_type", "mode"), [(_GroupingCodec, "segment"), (_NumberingCodec, "chain")]
+)
+def test_neighbour_dependent_templates_count_exactly(
+    tokenizer: Tokenizer, codec_type: type[_GroupingCodec], mode: str
 ) -> None:
-    codec = _GroupingCodec(tokenizer)
+    # Grouped tool results stay on the fast path (a result hands its closing text to the
+    # next one); a template that numbers its messages falls back to chain counting.
+    codec = codec_type(tokenizer)
     ledger = Ledger(codec, window=32768)
-    assert ledger.mode == "chain"
+    assert ledger.mode == mode
     for seed in range(6):
         conv = random_conversation(100 + seed, items=24)
         rendered = codec.render(conv.messages(), conv.prefix.tools, True)

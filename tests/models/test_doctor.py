@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bot.commands.doctor import check_role
 from config import load_settings
+from models.footprint import estimate, read_hparams
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +42,32 @@ def test_doctor_json_covers_every_role(annie_home: Path) -> None:
     assert data["stt"]["sample_rate"] == 16000
     assert data["embed"]["dim"] == 384
     assert "annie" in data["stt"]["heard"].lower()
+    memory = data["llm"]["memory"]
+    expected = estimate(read_hparams(data["llm"]["path"]), 2048, checkpoints=4)
+    assert memory["window"] == 2048
+    assert memory["architecture"] == expected.architecture
+    assert memory["hybrid"] is expected.hybrid
+    assert memory["dialect"] in ("json", "xml")
+    assert memory["kv_cache_bytes"] == expected.kv_bytes > 0
+    assert memory["recurrent_state_bytes"] == expected.recurrent_bytes
+    assert memory["checkpoint_half_bytes"] < memory["checkpoint_bytes"]
+    assert memory["checkpoints"] == 4
+    assert memory["checkpoints_bytes"] == 4 * memory["checkpoint_bytes"]
+
+
+def test_doctor_reports_a_hybrid_model(qwen35_path: Path) -> None:
+    settings = load_settings(
+        models={"llm_path": str(qwen35_path), "llm_checkpoints": 2}, context={"window": 1024}
+    )
+    entry = check_role("llm", settings)
+    assert entry["ok"] is True, entry
+    memory = entry["memory"]
+    assert memory["architecture"] == "qwen35"
+    assert memory["hybrid"] is True
+    assert (memory["attention_layers"], memory["recurrent_layers"]) == (1, 3)
+    assert memory["dialect"] == "xml"
+    assert memory["recurrent_state_bytes"] > 0
+    assert memory["checkpoints_bytes"] == 2 * memory["checkpoint_bytes"]
 
 
 def test_doctor_names_a_missing_model_without_crashing(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""The session loop on the real SmolLM2 model: a tool call end to end, the state path, barge-in."""
+"""The session loop on both real model families (SmolLM2 and the generated Qwen3.5): a tool
+call end to end, the state path, barge-in, warm-up."""
 
 from __future__ import annotations
 
@@ -18,11 +19,14 @@ from models.base import LLM
 from tests.session.conftest import collect, make_runtime
 
 
-async def test_a_chat_turn_with_one_tool_call_on_the_real_model(llm: LLM, tmp_path: Path) -> None:
-    """SmolLM2-135M rarely writes a well-formed call on its own, so the first round uses
-    `tool_choice`, which constrains sampling with a GBNF grammar (not a forced prefix) that
-    only admits `<tool_call>{"name": "list_tasks", ...}</tool_call>`. Everything after that,
+async def test_a_chat_turn_with_one_tool_call_on_the_real_model(
+    any_llm: LLM, tmp_path: Path
+) -> None:
+    """Small or random models rarely write a well-formed call on their own, so the first round
+    uses `tool_choice`, which constrains sampling with a GBNF grammar (not a forced prefix)
+    that only admits one `list_tasks` call in the model's own dialect. Everything after that,
     parsing, running the tool, the second round and the answer, is unconstrained."""
+    llm = any_llm
     runtime = make_runtime(llm, tmp_path, rounds=1)
     runtime.store.add_task("call the bank about the card", pending="user")
     session = runtime.open_session()
@@ -50,7 +54,8 @@ async def test_a_chat_turn_with_one_tool_call_on_the_real_model(llm: LLM, tmp_pa
     await runtime.close()
 
 
-async def test_a_state_question_makes_no_model_call(llm: LLM, tmp_path: Path) -> None:
+async def test_a_state_question_makes_no_model_call(any_llm: LLM, tmp_path: Path) -> None:
+    llm = any_llm
     runtime = make_runtime(llm, tmp_path)
     session = runtime.open_session()
     before = llm.last_stats
@@ -67,7 +72,8 @@ async def test_a_state_question_makes_no_model_call(llm: LLM, tmp_path: Path) ->
     await runtime.close()
 
 
-async def test_barge_in_keeps_only_what_was_delivered(llm: LLM, tmp_path: Path) -> None:
+async def test_barge_in_keeps_only_what_was_delivered(any_llm: LLM, tmp_path: Path) -> None:
+    llm = any_llm
     runtime = make_runtime(llm, tmp_path, reserve=300)
     session = runtime.open_session()
     heard: list[str] = []
@@ -96,8 +102,9 @@ async def test_barge_in_keeps_only_what_was_delivered(llm: LLM, tmp_path: Path) 
 
 
 async def test_warming_up_evaluates_the_head_so_the_first_turn_adds_only_its_own(
-    llm: LLM, tmp_path: Path
+    any_llm: LLM, tmp_path: Path
 ) -> None:
+    llm = any_llm
     runtime = make_runtime(llm, tmp_path)
     session = runtime.open_session()
     head = session.ledger.prefix_cost(session.conv.prefix).total

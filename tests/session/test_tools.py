@@ -266,5 +266,9 @@ def test_tool_choice_grammar_spells_one_call() -> None:
     save = registry.get("save_note")
     assert save is not None
     grammar = tool_call_grammar(save)
+    assert grammar == tool_call_grammar(save, "json")
     assert grammar.startswith('root ::= "<tool_call>\\n{\\"name\\": \\"save_note\\"')
     assert '\\"text\\": ' in grammar and "kind" not in grammar.split("\n")[0]
+    xml = tool_call_grammar(save, "xml").split("\n")[0]
+    assert xml.startswith('root ::= "<tool_call>\\n<function=save_note>\\n"')
+    assert '"<parameter=text>\\n" text' in xml and "kind" not in xml

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from bot.audio_peer import VoiceClient, speak_48k
 from bot.server import Engines
-from config import Settings
+from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM, TTS
 from tests.voice.conftest import QUESTION, model_rounds, serve
@@ -104,3 +105,35 @@ async def test_spoken_status_question_is_answered_by_the_state_path_with_audio(
         again.send_text(QUESTION)
         await again.wait_for(lambda c: c.of_type("state_answer"), 30, "an answer after resuming")
         await again.close()
+
+
+async def test_a_voice_session_on_the_qwen35_model_warms_up_and_answers(
+    annie_home: Path, engines: Engines, qwen35_llm: LLM
+) -> None:
+    """The generated Qwen3.5 model behind the real server: the warm-up at connect renders the
+    head without a user turn (its template refuses one), and a typed turn reuses it."""
+    # About one token per character on the generated tokenizer: a window to fit the head.
+    settings = load_settings(context={"window": 16384, "reserve_output": 48})
+    with Store.open(settings) as store:
+        async with serve(settings, engines, qwen35_llm, store) as server:
+            client = VoiceClient(server.url)
+            await client.connect()
+            session = server.runtime.sessions[0]
+            await client.wait_for(lambda c: session.ledger.calls, 60, "the warm-up")
+            assert [c.label for c in session.ledger.calls] == ["warm-up"]
+            head = session.ledger.prefix_cost(session.conv.prefix).total
+            assert session.ledger.calls[0].prompt_tokens == head
+            client.send_text("Say hello.")
+            done = await client.wait_for(
+                lambda c: [e for e in c.of_type("assistant_done") if e["path"] == "model"],
+                120,
+                "the model turn",
+            )
+            assert not done[0]["interrupted"]
+            assert model_rounds(server)[0].reused_tokens >= head
+            assert not client.of_type("error"), client.of_type("error")
+            total, counted = session.ledger.verify(session.conv)
+            assert total == counted
+            await client.close()
+            await asyncio.wait_for(server.voices[0].closed.wait(), 30)
+        assert store.events(kinds=["compaction"]), "tier 3 persisted on disconnect"
