@@ -6,18 +6,12 @@ over the data channel unchanged, the terminal chat prints them, replay collects 
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from compaction.events import CompactionEvent, Event
 
-@dataclass
-class Event:
-    type: ClassVar[str] = "event"
-    at: float = field(default_factory=time.time, kw_only=True)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, **asdict(self)}
+__all__ = ["CompactionEvent", "Event"]  # with the session's own events below
 
 
 @dataclass
@@ -89,18 +83,6 @@ class TableEvent(Event):
     title: str
     columns: list[str]
     rows: list[list[str]]
-
-
-@dataclass
-class CompactionEvent(Event):
-    type: ClassVar[str] = "compaction"
-    tier: int
-    tokens_before: int
-    tokens_after: int
-    items_affected: int
-    reprefill_tokens: int
-    duration_ms: float
-    detail: str = ""
 
 
 @dataclass

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
+from compaction import create_hooks
+from compaction.briefing import build_briefing, notes_block
+from compaction.hooks import HookContext, HooksFactory
 from config import Settings
 from context.assembler import Assembler
 from context.conversation import Conversation
-from context.hooks import HookContext, HooksFactory, default_hooks_factory
 from context.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -73,7 +75,7 @@ class Runtime:
         self._embedder = embedder
         self._tokenizer = tokenizer
         self.registry = registry or default_registry()
-        self.hooks_factory = hooks_factory or default_hooks_factory()
+        self.hooks_factory = hooks_factory or create_hooks
         self.system_prompt = (
             system_prompt if system_prompt is not None else load_system_prompt(settings)
         )
@@ -212,18 +214,13 @@ class Runtime:
         self, session_id: str, ledger: Ledger, settings: Settings
     ) -> tuple[str, str, list[str]]:
         """The memory briefing from the previous session: briefing, notes, their sources."""
-        from memory.loader import build_briefing
-
         briefing = build_briefing(
             self.store,
             budget=settings.context.budget("briefing"),
             count=ledger.count,
             current_session_id=session_id,
         )
-        lines = briefing.text.splitlines()
-        notes = [line[len("Note: ") :] for line in lines if line.startswith("Note: ")]
-        rest = [line for line in lines if not line.startswith("Note: ")]
-        return "\n".join(rest), "\n".join(f"- {n}" for n in notes), briefing.source_ids
+        return briefing.text, notes_block(briefing.notes), briefing.source_ids
 
     async def close(self) -> None:
         """Close every session (tier 3 runs for each), then the engines it loaded itself."""

@@ -48,8 +48,8 @@ from models.toolcalls import final_visible, visible_prefix
 if TYPE_CHECKING:
     from bot.runtime import Runtime
     from bot.tools.registry import ActiveTools
+    from compaction.hooks import CompactionHooks
     from config import Settings
-    from context.hooks import CompactionHooks
 
 NO_ANSWER = "Sorry, I couldn't finish that."
 MODEL_FAILED = "Sorry, something went wrong on my side. Please try again."

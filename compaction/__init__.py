@@ -1,6 +1,6 @@
 """Three-tier compaction (seed 003): clear tool results, summarize in idle time, persist on exit.
 
-`create_hooks(ctx)` is what the session loop and `replay` install (see `context.hooks`); it
+`create_hooks(ctx)` is what the session loop and `replay` install (see `compaction.hooks`); it
 returns a `Compactor`, one per session.
 """
 

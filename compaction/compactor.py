@@ -13,10 +13,11 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from bot.events import CompactionEvent
 from compaction import tier3
 from compaction.checkpoint import Checkpoint, render
+from compaction.events import CompactionEvent
 from compaction.guard import ensure_protected, required_items
+from compaction.hooks import HookContext
 from compaction.monitor import Action, MonitorState, decide
 from compaction.summarize import SummaryCancelled
 from compaction.tier1 import ItemView, Tier1Plan, plan_tier1
@@ -30,7 +31,6 @@ from compaction.tier2 import (
 )
 from compaction.writer import CheckpointWriter
 from context.conversation import Conversation, cleared_placeholder
-from context.hooks import HookContext
 from context.ledger import Ledger
 from models.base import CallStats, ModelError
 
@@ -130,7 +130,14 @@ class Compactor:
     async def on_disconnect(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
         self.on_user_activity()
         started = time.perf_counter()
-        event = await tier3.persist(self, conv, ledger, started)
+        event = await tier3.persist(
+            self.writer,
+            conv,
+            ledger,
+            summary_s=self.cfg.tier3_summary_s,
+            tail_budget=self.settings.context.budget("history_tail"),
+            started=started,
+        )
         self._emit(event)
         return [event]
 

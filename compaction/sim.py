@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.events import CompactionEvent
 from compaction.compactor import Compactor
+from compaction.events import CompactionEvent
 from compaction.prefix import CacheModel, Segment
 from config import Settings
 from context.assembler import Request

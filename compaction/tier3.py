@@ -2,7 +2,7 @@
 
 The session's running checkpoint is merged with everything still in view, the live tables are
 re-read, and the result goes to the store as a tier-3 checkpoint with the ids of the verbatim
-tail, which is what the next session's loader (`memory.loader`) builds its briefing from. The
+tail, which is what the next session's briefing (`compaction.briefing`) is built from. The
 model may polish the summary for at most `compaction.tier3_summary_s`; after that the rules'
 checkpoint is saved as it is.
 """
@@ -11,37 +11,39 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
 
-from bot.events import CompactionEvent
 from compaction.checkpoint import render
+from compaction.events import CompactionEvent
 from compaction.summarize import SummaryCancelled
 from compaction.tier2 import entries_from_items, event_ids, plan_tier2
+from compaction.writer import CheckpointWriter
 from context.conversation import Conversation
 from context.ledger import Ledger
 
-if TYPE_CHECKING:
-    from compaction.compactor import Compactor
-
 
 async def persist(
-    compactor: Compactor, conv: Conversation, ledger: Ledger, started: float
+    writer: CheckpointWriter,
+    conv: Conversation,
+    ledger: Ledger,
+    *,
+    summary_s: float,
+    tail_budget: int,
+    started: float,
 ) -> CompactionEvent:
-    """Write the tier-3 checkpoint; returns its event."""
+    """Write the tier-3 checkpoint; the model polishes the summary for at most `summary_s`."""
     before = ledger.usage(conv).total
     visible = [item for item in conv.items if item.kind != "summary"]
     entries = entries_from_items(visible)
-    writer = compactor.writer
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
-    timer = loop.call_later(compactor.cfg.tier3_summary_s, cancel.set)
+    timer = loop.call_later(summary_s, cancel.set)
     try:
         cp = await writer.next_checkpoint(entries, cancel=cancel)
     except SummaryCancelled:
         cp = await writer.next_checkpoint(entries, cancel=cancel, use_model=False)
     finally:
         timer.cancel()
-    plan = plan_tier2(conv, ledger, tail_budget=compactor.settings.context.budget("history_tail"))
+    plan = plan_tier2(conv, ledger, tail_budget=tail_budget)
     tail_ids = event_ids(conv.items[plan.cut :])
     checkpoint_id = writer.save(cp, tier=3, tail_event_ids=tail_ids)
     writer.commit(cp)

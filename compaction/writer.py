@@ -13,10 +13,10 @@ import itertools
 from collections.abc import Sequence
 
 from compaction.checkpoint import Checkpoint, merge, render
+from compaction.hooks import HookContext
 from compaction.protected import LogEntry, extract, first_request, open_questions
 from compaction.summarize import ModelSummary, SummaryCancelled, summarize
 from compaction.tables import live_items
-from context.hooks import HookContext
 from models.base import ModelError
 
 # The rendered checkpoint's share of the window before descriptive fields are shortened.

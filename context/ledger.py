@@ -353,9 +353,6 @@ class Ledger:
             mode=self.mode,
         )
 
-    def total(self, conv: Conversation) -> int:
-        return self.usage(conv).total
-
     def offset(self, conv: Conversation, index: int) -> int:
         """Prompt tokens before `conv.items[index]`: an edit there re-prefills the rest."""
         n = self.prefix_cost(conv.prefix).total

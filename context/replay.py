@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bot.events import CompactionEvent
+from compaction.events import CompactionEvent
+from compaction.hooks import CompactionHooks, HooksFactory
 from context.assembler import Request
 from context.conversation import Conversation
-from context.hooks import CompactionHooks, HooksFactory
 from context.ledger import Ledger
 from context.trace_player import TraceError, TracePlayer, read_trace
 from models.base import ToolCall

@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from bot.events import CompactionEvent
+from compaction.events import CompactionEvent
+from compaction.hooks import CompactionHooks, HookContext
 from context.assembler import Assembler, Request
 from context.conversation import Conversation, Item
-from context.hooks import CompactionHooks, HookContext
 from context.ledger import Ledger
 from models.base import ToolCall
 

@@ -91,13 +91,13 @@ def _onset_s(samples: np.ndarray, rate: int = 48000) -> float:
 async def _bench(args: argparse.Namespace) -> dict[str, Any]:
     from aiohttp import web
 
-    from bot.audio_peer import VoiceClient, speak_48k
     from bot.runtime import Runtime
     from bot.server import STATE, Engines, create_app, runtime_sessions
     from bot.voice_session import VoiceSession
     from config import load_settings
     from memory.store import Store
     from models import load_llm, load_stt, load_tts, load_vad
+    from testkit.peer import VoiceClient, speak_48k
 
     settings = load_settings(context={"window": args.window})
     t_load = time.perf_counter()

@@ -8,24 +8,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 
 HELP = "run a benchmark: models, hearing, state, context, compaction or voice"
 BENCHES = ["models", "hearing", "state", "context", "compaction", "voice"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="bench", required=True, metavar="NAME")
-    chosen = next((a for a in sys.argv[1:] if a in BENCHES), None)
-    for name in BENCHES:
-        if name != chosen:
-            sub.add_parser(name, add_help=False)
-            continue
-        module = importlib.import_module(f"bot.bench.{name}")
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(p)
-        p.set_defaults(_bench_run=module.run)
+    parser.add_argument("bench", choices=BENCHES, metavar="NAME", help=", ".join(BENCHES))
+    # The chosen benchmark parses the rest itself, so only its module is imported.
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
-    return int(args._bench_run(args))
+    module = importlib.import_module(f"bot.bench.{args.bench}")
+    parser = argparse.ArgumentParser(
+        prog=f"python -m bot bench {args.bench}", description=module.HELP
+    )
+    module.add_arguments(parser)
+    return int(module.run(parser.parse_args(args.rest)))

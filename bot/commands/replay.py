@@ -110,7 +110,7 @@ async def replay_file(
     """Replay a trace file; returns the result and the settings it ran with."""
     from bot.runtime import load_system_prompt
     from bot.tools.registry import ActiveTools, default_registry
-    from context.hooks import default_hooks_factory, no_compaction
+    from compaction import create_hooks
     from context.replay import Replayer
     from memory.store import Store
 
@@ -120,8 +120,8 @@ async def replay_file(
     chosen = window or int(head.get("window", 0) or 0) or base.context.window
     run_settings = base.model_copy(deep=True)
     run_settings.context.window = chosen
-    factory = default_hooks_factory()
-    if llm is None and not no_model and factory is not no_compaction:
+    factory = create_hooks
+    if llm is None and not no_model:
         from models import load_llm
 
         llm = load_llm(run_settings, n_ctx=chosen)

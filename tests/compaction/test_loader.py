@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from compaction.briefing import build_briefing, previous_session
 from compaction.checkpoint import Checkpoint
-from memory.loader import build_briefing, previous_session
 from memory.store import Store
 from models import Tokenizer
 

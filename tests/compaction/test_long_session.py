@@ -10,7 +10,7 @@ import itertools
 import json
 from pathlib import Path
 
-from bot.events import CompactionEvent
+from compaction.events import CompactionEvent
 from compaction.sim import SimResult, Simulator
 from compaction.tables import approval_params
 from compaction.trace import generate

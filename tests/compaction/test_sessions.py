@@ -15,10 +15,10 @@ from pathlib import Path
 
 from bot.commands.chat import context_table
 from bot.runtime import Runtime
+from compaction.briefing import build_briefing
 from compaction.sim import scripted_summary
 from compaction.summarize import INSTRUCTIONS
 from config import load_settings
-from memory.loader import build_briefing
 from memory.store import Store
 from models import Tokenizer
 from models.fakes import ScriptedLLM

@@ -9,8 +9,8 @@ import pytest
 
 from bot.cli import main
 from bot.commands.replay import replay_file
+from compaction.hooks import no_compaction
 from config import load_settings
-from context.hooks import no_compaction
 from context.ledger import Ledger
 from context.replay import Replayer, TraceError, read_trace
 from models.base import Tokenizer

@@ -68,3 +68,15 @@ def test_chat_with_a_damaged_database_names_the_file(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and str(db) in err and "Move it aside" in err
     assert db.read_bytes() == b"garbage, not sqlite " * 500
+
+
+def test_bench_help_reads_the_argv_it_is_given(capsys: pytest.CaptureFixture[str]) -> None:
+    # Not sys.argv: a benchmark's options come from the argv handed to the command line.
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "context", "--help"])
+    assert done.value.code == 0
+    assert "--turns" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as bad:
+        main(["bench", "nonsense"])
+    assert bad.value.code == 2
+    assert "invalid choice: 'nonsense'" in capsys.readouterr().err

@@ -54,7 +54,8 @@ async def test_chat_on_the_qwen35_model_counts_exactly(qwen35_llm: LLM, tmp_path
     assert await chat(inp=inp, out=out, runtime=runtime) == 0
     text = out.getvalue()
     assert "annie>" in text
-    assert "error" not in text.lower() and MODEL_FAILED not in text
+    # Random weights may babble a `<tool_call>` tag; a template or model failure must not be.
+    assert "rejected the messages" not in text and MODEL_FAILED not in text
     assert "system_prompt" in text and "tool_schemas" in text
     assert "model calls (prompt / reused from cache / newly evaluated / generated):" in text
 

@@ -12,8 +12,8 @@ from aiortc.mediastreams import MediaStreamError
 from bot.audio_convert import WEBRTC_FRAME_SAMPLES, make_frame, split_frames
 from bot.audio_in import AudioInput
 from bot.audio_out import SpeechTrack, Utterance
-from bot.audio_peer import speak_48k
 from models.base import TTS, VAD, Pcm
+from testkit.peer import speak_48k
 
 
 def voiced(frame: av.AudioFrame) -> bool:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from bot.audio_peer import VoiceClient, speak_48k
 from bot.server import Engines
 from config import Settings
 from memory.store import Store
 from models.base import TTS, Tokenizer
 from models.fakes import ScriptedLLM
+from testkit.peer import VoiceClient, speak_48k
 from tests.voice.conftest import serve
 
 LONG_REPLY = (

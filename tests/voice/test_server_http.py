@@ -10,11 +10,11 @@ import aiohttp
 import pytest
 from aiortc import RTCConfiguration, RTCPeerConnection
 
-from bot.audio_peer import VoiceClient
 from bot.server import Engines, check_bind, is_loopback
 from config import ConfigError, Settings, load_settings
 from memory.store import Store
 from models.base import LLM
+from testkit.peer import VoiceClient
 from tests.voice.conftest import serve
 
 BROKEN_SDP = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nm=audio nonsense\r\na=garbage:::\r\n"

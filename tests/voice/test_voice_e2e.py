@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bot.audio_peer import VoiceClient, speak_48k
 from bot.server import Engines
 from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM, TTS
+from testkit.peer import VoiceClient, speak_48k
 from tests.voice.conftest import QUESTION, model_rounds, serve
 
 
@@ -131,7 +131,10 @@ async def test_a_voice_session_on_the_qwen35_model_warms_up_and_answers(
             )
             assert not done[0]["interrupted"]
             assert model_rounds(server)[0].reused_tokens >= head
-            assert not client.of_type("error"), client.of_type("error")
+            # Random weights may babble a `<tool_call>` tag (an unreadable-call error the model
+            # is told about); what must not happen is a model or template failure.
+            failures = [e for e in client.of_type("error") if e.get("where") != "tool_call"]
+            assert not failures, failures
             total, counted = session.ledger.verify(session.conv)
             assert total == counted
             await client.close()

@@ -1,7 +1,7 @@
 """The seam between the conversation loop and compaction, with a do-nothing default.
 
-The session loop and `replay` call these hooks at fixed points; the `compaction` package
-implements them (three tiers), and `NoCompaction` is what runs when none is installed. A
+The session loop calls these hooks at fixed points; `compaction.create_hooks` implements
+them (three tiers), and `NoCompaction` is what runs when compaction is switched off. A
 hook edits the conversation only through `Conversation.clear` / `Conversation.replace`, which
 record the cut point, and returns a `CompactionEvent` for every compaction it did; the caller
 logs each event, shows it on every front end and counts it in replay's summary.
@@ -22,12 +22,11 @@ Call order, per user turn:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.events import CompactionEvent
+from compaction.events import CompactionEvent
 from context.conversation import Conversation
 from context.ledger import Ledger
 
@@ -109,10 +108,3 @@ HooksFactory = Callable[[HookContext], CompactionHooks]
 
 def no_compaction(ctx: HookContext) -> CompactionHooks:
     return NoCompaction()
-
-
-def default_hooks_factory() -> HooksFactory:
-    """`compaction.create_hooks` when the package provides it, else `no_compaction`."""
-    module = importlib.import_module("compaction")
-    factory = getattr(module, "create_hooks", None)
-    return factory if callable(factory) else no_compaction

@@ -1,5 +1,8 @@
 """The next session's memory briefing: what was going on last time, within the briefing budget.
 
+Two sections, returned apart so no caller parses text back: the briefing proper (the last
+conversation, pending work, commitments, facts) and the notes (recent notes the user saved).
+
 It reads the previous session's tier-3 checkpoint (written on disconnect or clean shutdown).
 When there is none, because the process was killed mid-session, it rebuilds the same fields
 from the event log, which is written before anything else happens, so no completed turn is
@@ -27,10 +30,12 @@ MODEL_KINDS = ("user", "assistant", "state_answer", "tool_call", "tool_result")
 
 @dataclass
 class Briefing:
-    """The briefing text, what it cost, and where every line came from."""
+    """The briefing's two sections, what they cost, and where every line came from."""
 
     text: str
     tokens: int
+    # The notes section: one note text per entry, without a marker.
+    notes: list[str] = field(default_factory=list)
     source_ids: list[str] = field(default_factory=list)
     session_id: str = ""
     checkpoint_id: str = ""
@@ -101,49 +106,65 @@ def _recent_notes(store: Store, limit: int) -> list[tuple[str, str]]:
     return [(n.id, n.text) for n in store.recent_notes(limit=limit)]
 
 
-def briefing_lines(store: Store, prev: PreviousSession) -> list[tuple[str, list[str]]]:
+@dataclass(frozen=True)
+class Line:
+    """One candidate line: its section ("briefing" or "notes"), text and source ids."""
+
+    text: str
+    ids: list[str]
+    section: str = "briefing"
+
+
+def briefing_lines(store: Store, prev: PreviousSession) -> list[Line]:
     """Candidate lines with their source ids, most important first."""
     cp = prev.checkpoint
-    lines: list[tuple[str, list[str]]] = []
+    lines: list[Line] = []
     src = [prev.checkpoint_id] if prev.checkpoint_id else []
     if prev.session is not None:
         how = "ended unexpectedly" if prev.rebuilt_from_log else "ended"
-        lines.append((f"Last conversation ({prev.session.started_at[:16]} UTC, {how}):", src))
+        lines.append(Line(f"Last conversation ({prev.session.started_at[:16]} UTC, {how}):", src))
     elif not cp.is_empty():
-        lines.append(("Earlier conversation:", src))
+        lines.append(Line("Earlier conversation:", src))
     if cp.summary:
-        lines.append((f"Summary: {_clip(cp.summary, 400)}", src))
+        lines.append(Line(f"Summary: {_clip(cp.summary, 400)}", src))
     if cp.goal:
-        lines.append((f"Goal: {_clip(cp.goal)}", src))
+        lines.append(Line(f"Goal: {_clip(cp.goal)}", src))
     tail = prev.tail
     unanswered = tail[-1] if tail and tail[-1].kind == "user" else None
     for entry in (tail[:-1] if unanswered else tail)[-2:]:
         who = "User" if entry.kind == "user" else "Annie"
-        lines.append((f"{who} said last: {_clip(entry.text, 160)}", [entry.id]))
+        lines.append(Line(f"{who} said last: {_clip(entry.text, 160)}", [entry.id]))
     if unanswered is not None:
-        lines.append((f"Unanswered when it ended: {_clip(unanswered.text, 160)}", [unanswered.id]))
+        lines.append(
+            Line(f"Unanswered when it ended: {_clip(unanswered.text, 160)}", [unanswered.id])
+        )
     for c in cp.corrections:
-        lines.append((f"Correction: {c}", src))
+        lines.append(Line(f"Correction: {c}", src))
     for task in store.pending_tasks(limit=10):
-        lines.append((f"Pending ({task.pending}): {task.id} {task.title}", [task.id]))
+        lines.append(Line(f"Pending ({task.pending}): {task.id} {task.title}", [task.id]))
     for appr in store.pending_approvals():
         params = json.dumps(appr.params, ensure_ascii=False, sort_keys=True)
-        lines.append((f"Waiting for approval: {appr.id} {appr.tool} {params}", [appr.id]))
+        lines.append(Line(f"Waiting for approval: {appr.id} {appr.tool} {params}", [appr.id]))
     for c in cp.commitments:
-        lines.append((f"Promised: {c}", src))
+        lines.append(Line(f"Promised: {c}", src))
     for f in cp.facts:
-        lines.append((f"User said: {f}", src))
+        lines.append(Line(f"User said: {f}", src))
     for note_id, text in _recent_notes(store, NOTES_LIMIT):
-        lines.append((f"Note: {_clip(text)}", [note_id]))
+        lines.append(Line(_clip(text), [note_id], "notes"))
     for note in cp.notes:
-        lines.append((f"Note: {note}", src))
+        lines.append(Line(note, src, "notes"))
     for q in cp.open_questions:
-        lines.append((f"Open question: {q}", src))
+        lines.append(Line(f"Open question: {q}", src))
     for d in cp.decisions:
-        lines.append((f"Decided: {d}", src))
+        lines.append(Line(f"Decided: {d}", src))
     if cp.ids:
-        lines.append((f"Ids mentioned: {', '.join(cp.ids)}", src))
+        lines.append(Line(f"Ids mentioned: {', '.join(cp.ids)}", src))
     return lines
+
+
+def notes_block(notes: list[str]) -> str:
+    """The notes section as the system prompt shows it."""
+    return "\n".join(f"- {n}" for n in notes)
 
 
 def build_briefing(
@@ -156,23 +177,29 @@ def build_briefing(
     """The memory briefing for a new session, at most `budget` tokens as `count` measures."""
     prev = previous_session(store, current_session_id)
     kept: list[str] = []
+    notes: list[str] = []
     sources: list[str] = []
     dropped = 0
-    seen: set[str] = set()
-    for line, ids in briefing_lines(store, prev):
-        if line in seen:
+    seen: set[tuple[str, str]] = set()
+    for line in briefing_lines(store, prev):
+        if (line.section, line.text) in seen:
             continue
-        seen.add(line)
-        candidate = "\n".join([*kept, line])
-        if count(candidate) > budget:
+        seen.add((line.section, line.text))
+        is_note = line.section == "notes"
+        more_kept = kept if is_note else [*kept, line.text]
+        more_notes = [*notes, line.text] if is_note else notes
+        # Both sections share the budget, measured as the prompt shows them.
+        if count("\n".join(more_kept) + "\n" + notes_block(more_notes)) > budget:
             dropped += 1
             continue
-        kept.append(line)
-        sources.extend(i for i in ids if i and i not in sources)
+        kept, notes = more_kept, more_notes
+        sources.extend(i for i in line.ids if i and i not in sources)
     text = "\n".join(kept)
+    shown = "\n".join(x for x in (text, notes_block(notes)) if x)
     return Briefing(
         text=text,
-        tokens=count(text) if text else 0,
+        tokens=count(shown) if shown else 0,
+        notes=notes,
         source_ids=sources,
         session_id=prev.session.id if prev.session else "",
         checkpoint_id=prev.checkpoint_id,
