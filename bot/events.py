@@ -6,7 +6,7 @@ over the data channel unchanged, the terminal chat prints them, replay collects 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from compaction.events import CompactionEvent, Event
@@ -83,6 +83,19 @@ class TableEvent(Event):
     title: str
     columns: list[str]
     rows: list[list[str]]
+
+
+@dataclass
+class ApprovalEvent(Event):
+    """The approval this conversation's yes would answer, for the page's Approve and Deny
+    buttons; an empty `id` means none is waiting (the page hides them)."""
+
+    type: ClassVar[str] = "approval"
+    id: str
+    tool: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    text: str = ""  # the action in words, with its exact parameters
+    expires_at: str = ""
 
 
 @dataclass

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.tools.approval import executor
 from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
 from compaction import create_hooks
 from compaction.briefing import build_briefing, notes_block
@@ -115,8 +116,8 @@ class Runtime:
             with contextlib.suppress(ModelError, OSError):
                 self._embedder = load_embedder(self.settings)
         store = self._store
-        if self._embedder is not None and store is not None and store.embedder is None:
-            store.embedder = self._embedder  # it now embeds writes and searches hybrid
+        if self._embedder is not None and store is not None and store.notes.embedder is None:
+            store.notes.embedder = self._embedder  # it now embeds writes and searches hybrid
         return self._embedder
 
     @property
@@ -148,7 +149,9 @@ class Runtime:
     def state_resolver(self, usage: Callable[[], tuple[int, int]] | None = None) -> StateResolver:
         from context.state import StateResolver
 
-        return StateResolver(self.store, self.settings, usage)
+        # A yes runs the approved tool itself, with the stored parameters.
+        run = executor(self.registry, self.settings, self.store, lambda: self.embedder)
+        return StateResolver(self.store, self.settings, usage, executor=run)
 
     # --- sessions -----------------------------------------------------------------------
 
@@ -172,10 +175,12 @@ class Runtime:
         llm = self.llm
         settings = self.session_settings()
         ledger = Ledger(
-            self.codec(), window=self.window, reserve_output=settings.context.reserved_output
+            self.codec(),
+            window=self.window,
+            output_reserve_tokens=settings.context.output_reserve_tokens,
         )
         assembler = Assembler(settings, ledger)
-        session_id = self.store.start_session(meta or {"front_end": "runtime"})
+        session_id = self.store.sessions.start(meta or {"front_end": "runtime"})
         tools = ActiveTools(self.registry)
         briefing, notes, sources = self._briefing(session_id, ledger, settings)
         prefix = assembler.build_prefix(
@@ -189,7 +194,12 @@ class Runtime:
         conv = Conversation(session_id=session_id, prefix=prefix)
         hooks = self.hooks_factory(
             HookContext(
-                settings=settings, session_id=session_id, ledger=ledger, store=self.store, llm=llm
+                settings=settings,
+                session_id=session_id,
+                ledger=ledger,
+                store=self.store,
+                llm=llm,
+                protects=self.registry.protects(),
             )
         )
         session = Session(
@@ -219,6 +229,7 @@ class Runtime:
             budget=settings.context.budget("briefing"),
             count=ledger.count,
             current_session_id=session_id,
+            protects=self.registry.protects(),
         )
         return briefing.text, notes_block(briefing.notes), briefing.source_ids
 

@@ -28,6 +28,7 @@ from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from bot.events import Event
 from bot.voice_session import MetricsSink, TurnSession, VoiceSession
 from config import ConfigError, Settings
+from memory.approvals import Approvals
 from models.base import STT, TTS, VAD
 
 if TYPE_CHECKING:
@@ -111,6 +112,8 @@ class ServerState:
     engines: Engines
     open_session: SessionOpener
     metrics: MetricsSink | None = None
+    # The approval ledger: the page shows this conversation's open approval with buttons.
+    approvals: Approvals | None = None
     connections: dict[str, Connection] = field(default_factory=dict)
     pending: int = 0  # offers being processed (they count against max_sessions)
     closing: bool = False
@@ -261,6 +264,7 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         tts=state.engines.tts,
         vad=state.engines.vad,
         metrics=state.metrics,
+        approvals=state.approvals,
     )
     relay.attach(voice)
     meter = getattr(session, "meter", None)
@@ -321,14 +325,26 @@ def create_app(
     open_session: SessionOpener,
     *,
     metrics: MetricsSink | None = None,
+    approvals: Approvals | None = None,
 ) -> web.Application:
     """The aiohttp application; `check_bind(settings)` before listening on a real socket."""
     # aiohttp enforces the cap while reading the body, whatever Content-Length claims.
     app = web.Application(client_max_size=settings.server.max_body_bytes, middlewares=[_errors])
-    app[STATE] = ServerState(settings, engines, open_session, metrics)
+    app[STATE] = ServerState(settings, engines, open_session, metrics, approvals)
     app.router.add_get("/", index)
     app.router.add_get("/healthz", healthz)
     app.router.add_post("/api/offer", offer)
     app.router.add_static("/static/", WEB_DIR, follow_symlinks=False)
     app.on_shutdown.append(_shutdown)
     return app
+
+
+def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.Application:
+    """The application over a shared `Runtime`: its sessions, metrics and approvals."""
+    return create_app(
+        settings,
+        engines,
+        runtime_sessions(runtime),
+        metrics=runtime.store.metrics,
+        approvals=runtime.store.approvals,
+    )

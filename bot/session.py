@@ -25,25 +25,20 @@ from bot.events import (
     Event,
     LatencyEvent,
     StateAnswer,
-    TextDelta,
     TurnDone,
 )
-from bot.tools.grammar import tool_call_grammar
-from bot.tools.runner import ToolRunner
+from bot.interruption import amend_interrupted, interrupted_answer
+from bot.model_turn import model_turn
 from context.assembler import (
     Assembler,
     Assembly,
     ContextOverflowError,
     Request,
-    manifest_json,
 )
 from context.conversation import Conversation, Item
 from context.envelope import Manifest
 from context.ledger import Ledger, Usage
-from context.recall import recall
-from context.snapshot import safe_snapshot
 from models.base import ModelError
-from models.toolcalls import final_visible, visible_prefix
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
@@ -51,7 +46,6 @@ if TYPE_CHECKING:
     from compaction.hooks import CompactionHooks
     from config import Settings
 
-NO_ANSWER = "Sorry, I couldn't finish that."
 MODEL_FAILED = "Sorry, something went wrong on my side. Please try again."
 
 
@@ -89,7 +83,6 @@ class Session:
         self._cancel = asyncio.Event()
         self._delivered: str | None = None
         self._idle: asyncio.Task[None] | None = None
-        self.runner = ToolRunner(self)
 
     # --- views --------------------------------------------------------------------------
 
@@ -121,11 +114,11 @@ class Session:
         """Append one event to the store's log for this session (its turn in `meta`)."""
         meta = dict(kw.pop("meta", {}) or {})
         meta.setdefault("turn", self.conv.turn)
-        return self.runtime.store.append_event(
+        return self.runtime.store.events.append(
             self.id, kind, content, turn_id=turn_id, meta=meta, **kw
         )
 
-    def _compaction(self, ev: CompactionEvent, turn_id: str = "") -> CompactionEvent:
+    def record_compaction(self, ev: CompactionEvent, turn_id: str = "") -> CompactionEvent:
         self.compactions.append(ev)
         self.log("compaction", ev.to_json(), turn_id)
         return ev
@@ -142,26 +135,7 @@ class Session:
         """Barge-in after the answer was complete but still being spoken: keep only what the
         user heard of the latest answer, marked interrupted (the full answer stays in the log).
         Returns False when there is nothing to amend."""
-        item = self.conv.last("assistant")
-        if item is None or item.turn != self.conv.turn or item.interrupted:
-            return False
-        prior = "".join(
-            final_visible(i.content)
-            for i in self.conv.turn_items(item.turn)
-            if i.kind == "tool_call"
-        )
-        heard = delivered_text[len(prior) :] if delivered_text.startswith(prior) else delivered_text
-        item.content = heard
-        item.interrupted = True
-        self.conv.edited(item)
-        self.log(
-            "assistant",
-            heard,
-            turn_id,
-            role="assistant",
-            meta={"interrupted": True, "heard": delivered_text, "amends": item.id},
-        )
-        return True
+        return amend_interrupted(self.conv, self.log, turn_id, delivered_text)
 
     async def handle_text(
         self, text: str, *, turn_id: str | None = None, tool_choice: str | None = None
@@ -187,7 +161,11 @@ class Session:
             request = Request(text=text, turn_id=turn_id, id=user_id)
             # A required tool means the caller wants the model; the state path steps aside.
             use_state = self.resolver is not None and not tool_choice
-            answered = self.resolver.resolve(text) if use_state and self.resolver else None
+            answered = (
+                self.resolver.resolve(text, session_id=self.id)
+                if use_state and self.resolver
+                else None
+            )
             stages["state_ms"] = (time.perf_counter() - t0) * 1000
             path = "state" if answered is not None else "model"
             if answered is not None:
@@ -209,7 +187,7 @@ class Session:
                 yield TurnDone(turn_id, answered.text, "state")
             else:
                 try:
-                    async for event in self._model_turn(request, stages, t0, tool_choice):
+                    async for event in model_turn(self, request, stages, t0, tool_choice):
                         yield event
                 except (ModelError, ContextOverflowError) as exc:
                     # The user's words are logged already; say what failed instead of crashing,
@@ -223,123 +201,22 @@ class Session:
             yield LatencyEvent(turn_id, stages)
             if self.record_metrics:
                 with contextlib.suppress(Exception):
-                    self.runtime.store.record_turn_metrics(self.id, turn_id, stages, path)
+                    self.runtime.store.metrics.record(self.id, turn_id, stages, path)
             for ev in await self.hooks.after_turn(self.conv, self.ledger):
-                yield self._compaction(ev, turn_id)
+                yield self.record_compaction(ev, turn_id)
         self._idle = asyncio.create_task(self._run_idle())
 
-    async def _model_turn(
-        self, request: Request, stages: dict[str, float], t0: float, tool_choice: str | None
-    ) -> AsyncIterator[Event]:
-        ctx = self.settings.context
-        turn_id = request.turn_id
-        t_recall = time.perf_counter()
-        evidence = await asyncio.to_thread(
-            recall, self.runtime.store, request.text, self.settings, lambda: self.runtime.embedder
-        )
-        stages["recall_ms"] = (time.perf_counter() - t_recall) * 1000
-        self.assembler.admit_turn(self.conv, request, safe_snapshot(self.runtime.store), evidence)
-        llm = self.runtime.llm
-        grammar = (
-            tool_call_grammar(self.tools.require(tool_choice), llm.tool_dialect)
-            if tool_choice
-            else None
-        )
-        spoken: list[str] = []  # visible text of finished rounds, in order
-        for round_no in range(ctx.max_tool_rounds + 1):
-            last_round = round_no == ctx.max_tool_rounds
-            t_asm = time.perf_counter()
-            needed = self.ledger.usage(self.conv).total + ctx.reserved_output
-            for ev in await self.hooks.before_call(self.conv, self.ledger, needed):
-                yield self._compaction(ev, turn_id)
-            asm = self.assembler.assemble(
-                self.conv,
-                request,
-                active_groups=self.tools.loaded,
-                available_groups=self.tools.available,
-            )
-            self.last_assembly = asm
-            stages["assemble_ms"] = (
-                stages.get("assemble_ms", 0.0) + (time.perf_counter() - t_asm) * 1000
-            )
-            self.log("manifest", manifest_json(asm.envelope), turn_id, meta={"round": round_no})
-            raw, shown = "", 0
-            max_tokens = max(1, min(ctx.reserved_output, self.ledger.window - asm.usage.total))
-            t_model = time.perf_counter()
-            if not self._cancel.is_set():
-                stream = llm.stream(
-                    asm.prompt,
-                    max_tokens=max_tokens,
-                    stop=("<tool_call>",) if last_round else (),
-                    grammar=grammar if round_no == 0 else None,
-                    cancel=self._cancel,
-                )
-                async for piece in stream:
-                    if not raw:
-                        stages.setdefault("first_token_ms", (time.perf_counter() - t0) * 1000)
-                    raw += piece
-                    vis = visible_prefix(raw)
-                    if len(vis) > shown:
-                        yield TextDelta(turn_id, vis[shown:])
-                        shown = len(vis)
-                stats = llm.last_stats
-                self.ledger.record_call(stats, turn=self.conv.turn, label=f"round {round_no}")
-                self.conv.mark_sent()
-            stages["model_ms"] = (
-                stages.get("model_ms", 0.0) + (time.perf_counter() - t_model) * 1000
-            )
-            if self._cancel.is_set():
-                yield self._interrupted(turn_id, spoken, visible_prefix(raw)[:shown], raw)
-                return
-            parsed = llm.parse(raw)
-            tail = final_visible(raw)
-            if len(tail) > shown:
-                yield TextDelta(turn_id, tail[shown:])
-            spoken.append(tail)
-            if (parsed.calls or parsed.errors) and not last_round:
-                t_tools = time.perf_counter()
-                async for event in self.runner.run_calls(
-                    turn_id, raw, parsed.text, parsed.calls, parsed.errors
-                ):
-                    yield event
-                stages["tools_ms"] = (
-                    stages.get("tools_ms", 0.0) + (time.perf_counter() - t_tools) * 1000
-                )
-                if self._cancel.is_set():
-                    yield self._interrupted(turn_id, spoken, "", "")
-                    return
-                continue
-            answer = "".join(spoken).strip()
-            content = raw if raw.strip() else NO_ANSWER
-            answer_id = self.log(
-                "assistant", answer or NO_ANSWER, turn_id, role="assistant", meta={"raw": raw}
-            )
-            item = Item(answer_id, "assistant", "assistant", content, turn=self.conv.turn)
-            item.reason = "the assistant's answer"
-            self.conv.append(item)
-            yield TurnDone(turn_id, answer or NO_ANSWER, "model")
-            return
-
-    def _interrupted(self, turn_id: str, spoken: list[str], shown: str, raw: str) -> TurnDone:
+    def interrupted(self, turn_id: str, spoken: list[str], shown: str, raw: str) -> TurnDone:
         """Keep only what was delivered, marked interrupted."""
-        prior = "".join(spoken)
-        heard = self._delivered
-        if heard is None:
-            heard = prior + shown
-        this_round = heard[len(prior) :] if heard.startswith(prior) else heard
-        answer_id = self.log(
-            "assistant",
-            this_round,
+        return interrupted_answer(
+            self.conv,
+            self.log,
             turn_id,
-            role="assistant",
-            meta={"interrupted": True, "raw": raw, "heard": heard},
+            spoken=spoken,
+            shown=shown,
+            raw=raw,
+            delivered=self._delivered,
         )
-        item = Item(
-            answer_id, "assistant", "assistant", this_round, turn=self.conv.turn, interrupted=True
-        )
-        item.reason = "the assistant's answer, cut off by the user"
-        self.conv.append(item)
-        return TurnDone(turn_id, heard.strip(), "model", interrupted=True)
 
     # --- idle time and the end ----------------------------------------------------------
 
@@ -352,7 +229,7 @@ class Session:
             self._emit(ErrorEvent(f"idle compaction failed: {exc}", where="compaction"))
             return
         for ev in events:
-            self._emit(self._compaction(ev))
+            self._emit(self.record_compaction(ev))
 
     def _emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -406,11 +283,11 @@ class Session:
         await self._stop_idle()
         async with self._lock:
             events = [
-                self._compaction(ev)
+                self.record_compaction(ev)
                 for ev in await self.hooks.on_disconnect(self.conv, self.ledger)
             ]
         with contextlib.suppress(Exception):
-            self.runtime.store.end_session(self.id)
+            self.runtime.store.sessions.end(self.id)
         if self in self.runtime.sessions:
             self.runtime.sessions.remove(self)
         return events

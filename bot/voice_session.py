@@ -4,7 +4,8 @@ Frames from `AudioInput` go through the endpointer (utterances) and the barge-in
 A finished utterance is transcribed and handed to the conversation `Session` as a turn; the
 events it yields go to the page unchanged, and its streamed text goes through the sentence
 chunker into an `Utterance` (Piper → 48 kHz → the paced track). Typed text from the page
-takes the same path without the recognizer. Turns run one at a time: a new one interrupts
+takes the same path without the recognizer, and so do the page's Approve and Deny buttons
+(`bot.page_channel`: a typed "yes" or "no"). Turns run one at a time: a new one interrupts
 the one in flight. On barge-in the queued audio is dropped at once, the session is told what
 was actually heard, and its generation is cancelled. Closing the connection closes the
 session, which persists it (tier 3).
@@ -15,10 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 from aiortc import MediaStreamTrack
@@ -45,11 +44,11 @@ from bot.events import (
     TurnDone,
     VoiceState,
 )
+from bot.page_channel import PageChannel
 from bot.turn_timing import TurnClock
 from bot.voice_types import (
     ActiveTurn,
     BargeIn,
-    Channel,
     MetricsSink,
     TurnSession,
     VoiceStats,
@@ -59,6 +58,7 @@ from bot.voice_types import (
     wait_or_cancel,
 )
 from config import Settings
+from memory.approvals import Approvals
 from models.base import STT, TTS, VAD, Pcm
 
 log = logging.getLogger(__name__)
@@ -80,6 +80,7 @@ class VoiceSession:
         tts: TTS,
         vad: VAD,
         metrics: MetricsSink | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         self.session = session
         self.session_id = session_id
@@ -92,9 +93,13 @@ class VoiceSession:
         self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad))
         self.barge = BargeInDetector.from_settings(settings.vad)
         self.stats = VoiceStats()
-        self.on_event: list[Callable[[dict[str, Any]], None]] = []
-        self._channel: Channel | None = None
-        self._outbox: list[str] = []
+        self.page = PageChannel(
+            on_text=self.submit_text,
+            on_interrupt=self.interrupt,
+            approvals=approvals,
+            session_id=session_id,
+        )
+        self.on_event = self.page.listeners
         self._input: AudioInput | None = None
         self._active: ActiveTurn | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -124,47 +129,14 @@ class VoiceSession:
         self._input.start()
 
     def attach_channel(self, channel: Any) -> None:
-        self._channel = channel
-
-        @channel.on("open")
-        def _open() -> None:
-            self._flush_outbox()
-
-        @channel.on("message")
-        def _message(message: object) -> None:
-            if isinstance(message, str):
-                self._spawn(self.handle_message(message))
-
-        self._flush_outbox()
+        self.page.attach(channel, self._spawn)
 
     def send(self, event: Event | dict[str, Any]) -> None:
-        payload = event.to_json() if isinstance(event, Event) else event
-        for listener in self.on_event:
-            listener(payload)
-        self._outbox.append(json.dumps(payload, default=str))
-        self._flush_outbox()
-
-    def _flush_outbox(self) -> None:
-        channel = self._channel
-        if channel is None or channel.readyState != "open":
-            return
-        while self._outbox:
-            channel.send(self._outbox.pop(0))
+        self.page.send(event)
 
     async def handle_message(self, raw: str) -> None:
-        """A message from the page: typed text, or a request to stop speaking."""
-        try:
-            message = json.loads(raw)
-        except json.JSONDecodeError:
-            self.send(ErrorEvent("a message from the page was not JSON", where="data channel"))
-            return
-        kind = message.get("type") if isinstance(message, dict) else None
-        if kind == "text" and isinstance(message.get("text"), str) and message["text"].strip():
-            await self.submit_text(message["text"].strip())
-        elif kind == "interrupt":
-            self.interrupt("button")
-        else:
-            self.send(ErrorEvent(f"unknown message type {kind!r}", where="data channel"))
+        """A message from the page (`PageChannel.handle`)."""
+        await self.page.handle(raw)
 
     # --- audio in ---------------------------------------------------------------------------
 
@@ -321,6 +293,7 @@ class VoiceSession:
         elif isinstance(event, TurnDone) and event.turn_id == clock.turn_id:
             clock.path = event.path or clock.path
             active.done = event
+            self.page.show_approval()  # the turn may have asked for one, or answered it
 
     def _on_first_frame(self, utterance: Utterance) -> None:
         active = self._active
@@ -339,7 +312,7 @@ class VoiceSession:
             self.send(LatencyEvent(clock.turn_id, clock.public_stages()))
         if self.metrics is not None:
             try:
-                self.metrics.record_turn_metrics(
+                self.metrics.record(
                     self.session_id, clock.turn_id, clock.stored_stages(), clock.stored_path
                 )
             except Exception:

@@ -34,9 +34,7 @@ class TurnSession(Protocol):
 
 
 class MetricsSink(Protocol):
-    def record_turn_metrics(
-        self, session_id: str, turn_id: str, stages: dict[str, float], path: str
-    ) -> int: ...
+    def record(self, session_id: str, turn_id: str, stages: dict[str, float], path: str) -> int: ...
 
 
 class Channel(Protocol):

@@ -13,12 +13,12 @@ a small window.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from compaction.checkpoint import Checkpoint, merge
 from compaction.protected import LogEntry, entry_from_event, extract, first_request
+from memory.approvals import render
 from memory.rows import SessionRow
 from memory.store import Store
 
@@ -59,23 +59,27 @@ def _clip(text: str, chars: int = LINE_CHARS) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
-def previous_session(store: Store, current_session_id: str | None = None) -> PreviousSession:
-    """The latest finished (or crashed) session other than the current one."""
-    prev = store.last_session(exclude=current_session_id)
+def previous_session(
+    store: Store, current_session_id: str | None = None, protects: Mapping[str, str] | None = None
+) -> PreviousSession:
+    """The latest finished (or crashed) session other than the current one.
+
+    `protects` (tool name -> protected kind) reads a crashed session's tool calls."""
+    prev = store.sessions.last(exclude=current_session_id)
     if prev is None:
-        row = store.latest_checkpoint()
+        row = store.checkpoints.latest()
         if row is None:
             return PreviousSession(None, Checkpoint(), [])
         return PreviousSession(None, Checkpoint.from_json(row.data), [], row.id)
-    row = store.latest_checkpoint(prev.id)
+    row = store.checkpoints.latest(prev.id)
     if row is not None and row.tier == 3:
         cp = Checkpoint.from_json(row.data)
         tail = _tail_from_ids(store, row.tail_event_ids)
         return PreviousSession(prev, cp, tail, row.id)
     # No tier-3 record: the session did not close cleanly. The event log is the source.
-    events = store.events(prev.id, kinds=MODEL_KINDS)
+    events = store.events.find(prev.id, kinds=MODEL_KINDS)
     entries = [entry_from_event(e.id, e.kind, e.content, e.name) for e in events]
-    rebuilt = extract(entries)
+    rebuilt = extract(entries, protects)
     rebuilt.goal = first_request(entries)
     if entries:
         rebuilt.covers = [entries[0].id, entries[-1].id]
@@ -86,7 +90,7 @@ def previous_session(store: Store, current_session_id: str | None = None) -> Pre
     cp = merge(earlier, rebuilt) if row is not None else rebuilt
     if not events and row is None:
         # An empty session (opened and closed at once): fall back to the latest checkpoint.
-        older = store.latest_checkpoint()
+        older = store.checkpoints.latest()
         if older is not None:
             return PreviousSession(prev, Checkpoint.from_json(older.data), [], older.id)
     tail = [e for e in entries if e.kind in ("user", "assistant") and e.text.strip()]
@@ -96,14 +100,14 @@ def previous_session(store: Store, current_session_id: str | None = None) -> Pre
 def _tail_from_ids(store: Store, ids: list[str]) -> list[LogEntry]:
     out: list[LogEntry] = []
     for event_id in ids:
-        ev = store.get_event(event_id)
+        ev = store.events.get(event_id)
         if ev is not None and ev.kind in ("user", "assistant") and ev.content.strip():
             out.append(entry_from_event(ev.id, ev.kind, ev.content, ev.name))
     return out[-TAIL_ENTRIES:]
 
 
 def _recent_notes(store: Store, limit: int) -> list[tuple[str, str]]:
-    return [(n.id, n.text) for n in store.recent_notes(limit=limit)]
+    return [(n.id, n.text) for n in store.notes.recent(limit=limit)]
 
 
 @dataclass(frozen=True)
@@ -140,11 +144,10 @@ def briefing_lines(store: Store, prev: PreviousSession) -> list[Line]:
         )
     for c in cp.corrections:
         lines.append(Line(f"Correction: {c}", src))
-    for task in store.pending_tasks(limit=10):
+    for task in store.tasks.pending(limit=10):
         lines.append(Line(f"Pending ({task.pending}): {task.id} {task.title}", [task.id]))
-    for appr in store.pending_approvals():
-        params = json.dumps(appr.params, ensure_ascii=False, sort_keys=True)
-        lines.append(Line(f"Waiting for approval: {appr.id} {appr.tool} {params}", [appr.id]))
+    for appr in store.approvals.pending():
+        lines.append(Line(render(appr), [appr.id]))
     for c in cp.commitments:
         lines.append(Line(f"Promised: {c}", src))
     for f in cp.facts:
@@ -173,9 +176,10 @@ def build_briefing(
     budget: int,
     count: Callable[[str], int],
     current_session_id: str | None = None,
+    protects: Mapping[str, str] | None = None,
 ) -> Briefing:
     """The memory briefing for a new session, at most `budget` tokens as `count` measures."""
-    prev = previous_session(store, current_session_id)
+    prev = previous_session(store, current_session_id, protects)
     kept: list[str] = []
     notes: list[str] = []
     sources: list[str] = []

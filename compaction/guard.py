@@ -11,9 +11,10 @@ import itertools
 from typing import Any
 
 from compaction.checkpoint import Checkpoint
-from compaction.tables import approval_line, approval_params, task_line
+from compaction.tables import task_line
 from context.conversation import Conversation, Item
 from context.ledger import Ledger
+from memory.approvals import render
 
 KEPT_TITLE = "[Kept across compaction: exact records, authoritative over anything older]"
 _block_ids = itertools.count(1)
@@ -23,11 +24,12 @@ def required_items(cp: Checkpoint, store: Any) -> list[tuple[str, str]]:
     """Every protected item as (needle, line): the checkpoint's, then the live tables'."""
     out: list[tuple[str, str]] = [(item, f"- {item}") for item in cp.protected_items()]
     if store is not None:
-        for task in store.pending_tasks(limit=50):
+        for task in store.tasks.pending(limit=50):
             out.append((task_line(task), f"- Pending task: {task_line(task)}"))
-        for appr in store.pending_approvals():
-            # The parameters are the part that must survive exactly.
-            out.append((approval_params(appr.params), f"- Approval: {approval_line(appr)}"))
+        for appr in store.approvals.pending():
+            # Written by the one renderer the snapshot and the briefing use, so a line that
+            # is in the prompt is found exactly.
+            out.append((render(appr), f"- {render(appr)}"))
     seen: set[str] = set()
     unique = []
     for needle, line in out:

@@ -22,8 +22,8 @@ Call order, per user turn:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from compaction.events import CompactionEvent
@@ -46,6 +46,9 @@ class HookContext:
     store: Any = None
     # The shared model for tier-2 summaries and idle re-prefill; None where there is none.
     llm: LLM | None = None
+    # Tool name -> the protected kind its calls record (`compaction.protected.ProtectedKind`),
+    # from the tool registry's metadata.
+    protects: Mapping[str, str] = field(default_factory=dict)
 
 
 class CompactionHooks(Protocol):

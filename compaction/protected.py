@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from compaction.checkpoint import Checkpoint
 
@@ -44,8 +44,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Abbreviations that end in a period without ending the sentence ("Dr. Okafor").
 _ABBREVIATIONS = ("dr.", "mr.", "mrs.", "ms.", "st.", "prof.", "e.g.", "i.e.", "vs.", "ave.")
 
-NOTE_TOOLS = {"save_note"}
-TASK_TOOLS = {"add_task", "create_task", "task_add", "remind_me", "set_reminder"}
+# What a tool call can record that a checkpoint must keep: each tool says which in its own
+# metadata (`bot.tools.base.Tool.protects`), and the hooks get the mapping tool name -> kind.
+ProtectedKind = Literal["task", "reminder", "note", "approval"]
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,14 @@ def _argument_text(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
-def extract(entries: Iterable[LogEntry]) -> Checkpoint:
-    """The protected fields of a checkpoint, from the event log alone."""
+def extract(entries: Iterable[LogEntry], protects: Mapping[str, str] | None = None) -> Checkpoint:
+    """The protected fields of a checkpoint, from the event log alone.
+
+    `protects` maps a tool name to the `ProtectedKind` its calls record; a note's text goes
+    to the notes, a task's or reminder's to the commitments. Approvals are not read from
+    calls: they are protected from their live table (`compaction.tables`).
+    """
+    kinds = protects or {}
     cp = Checkpoint()
     for entry in entries:
         if entry.kind == "user":
@@ -115,11 +122,12 @@ def extract(entries: Iterable[LogEntry]) -> Checkpoint:
                     cp.commitments.append(s)
             _add_ids(cp, entry.text)
         elif entry.kind == "tool_call":
-            if entry.name in NOTE_TOOLS:
+            kind = kinds.get(entry.name)
+            if kind == "note":
                 note = _argument_text(entry.arguments)
                 if note not in cp.notes:
                     cp.notes.append(note)
-            elif entry.name in TASK_TOOLS:
+            elif kind in ("task", "reminder"):
                 task = _argument_text(entry.arguments)
                 if task not in cp.commitments:
                     cp.commitments.append(task)

@@ -50,7 +50,7 @@ class CheckpointWriter:
         use_model: bool = True,
     ) -> Checkpoint:
         """The running checkpoint merged with one for `entries`; raises SummaryCancelled."""
-        extracted = extract(entries)
+        extracted = extract(entries, self.ctx.protects)
         model = fallback_summary(entries)
         self.last_source = "rules"
         llm = self.ctx.llm
@@ -110,7 +110,7 @@ class CheckpointWriter:
         store = self.ctx.store
         if store is None:
             return f"ckpt-local-{next(_local_ids)}"
-        checkpoint_id: str = store.save_checkpoint(
+        checkpoint_id: str = store.checkpoints.save(
             self.ctx.session_id, tier, cp.to_json(), cp.summary, tail_event_ids
         )
         return checkpoint_id

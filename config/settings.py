@@ -1,9 +1,12 @@
 """Typed settings for every tunable, read in layers with unknown keys rejected by name.
 
-Order: the shipped `config/default.toml`, then `$ANNIE_HOME/config.toml`, then `ANNIE_*`
-environment variables (nested keys joined by `__`). Each layer is checked against the schema
-before it is merged, so a typo is an error naming the key and where it came from instead of a
-silently ignored setting.
+The defaults are the values written in the models below, and only there. The shipped
+`config/default.toml` documents them, key by key with the reason for each, as a template for
+a user's own file; a test keeps it identical to these models, so it is never read at load.
+Layers over the defaults: `$ANNIE_HOME/config.toml`, then `ANNIE_*` environment variables
+(nested keys joined by `__`). Each layer is checked against the schema before it is merged,
+so a typo is an error naming the key and where it came from instead of a silently ignored
+setting.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# Documents the defaults (see the module docstring); never read when loading settings.
 DEFAULT_TOML = Path(__file__).with_name("default.toml")
 ENV_PREFIX = "ANNIE_"
 
@@ -51,7 +55,7 @@ class ModelSettings(_Section):
     stt_path: str = ""
     stt_model: str = "small.en"
     stt_beam_size: int = 1
-    stt_prompt: str = ""
+    stt_prompt: str = "Vocabulary: Annie, tasks, pending, reminders, notes, context window."
     tts_path: str = ""
     vad_path: str = ""
     embed_path: str = ""
@@ -79,8 +83,9 @@ class ContextSettings(_Section):
     budgets: BudgetSettings = BudgetSettings()
 
     @property
-    def reserved_output(self) -> int:
-        """Tokens kept for the answer: `reserve_output`, but at most an eighth of the window.
+    def output_reserve_tokens(self) -> int:
+        """The tokens actually kept for the answer: the configured `reserve_output`, but at
+        most an eighth of the window. Everything that sizes a prompt or an answer uses this.
 
         At small windows a fixed 1,024 would cap the prompt below the tier-2 threshold, so
         tier 2 could only ever run forced.
@@ -222,10 +227,9 @@ def _nested(parts: list[str], value: str) -> dict[str, Any]:
 
 
 def load_settings(environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
-    """Read default.toml, then $ANNIE_HOME/config.toml, then ANNIE_* variables, then overrides."""
+    """The defaults, then $ANNIE_HOME/config.toml, then ANNIE_* variables, then overrides."""
     env = dict(os.environ if environ is None else environ)
-    merged = _read_toml(DEFAULT_TOML)
-    _check_keys(merged, Settings, str(DEFAULT_TOML))
+    merged: dict[str, Any] = {}
     home = Path(env["ANNIE_HOME"]).expanduser() if env.get("ANNIE_HOME") else None
     user_file = (home or annie_home()) / "config.toml"
     if user_file.is_file():

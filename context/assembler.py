@@ -1,15 +1,16 @@
 """The bounded context assembler: admits each turn's items by lane and keeps the prompt in budget.
 
-Lanes (seed 000): policy + request, current state (the Work Index), recent raw tail,
-retrieved evidence, active tool groups. The fixed head (policy, schemas, briefing, notes) is
-built once per session by `build_prefix`; each turn `admit_turn` appends that turn's state
-snapshot (only when it changed), its evidence (deduplicated, ranked, within budget) and the
-request, and `admit_tool_result` admits results (a preview with the id when too large).
-`assemble` guarantees prompt + reserved output <= window. On overflow it trims in the seed's
-order: reloadable tool output, then duplicate evidence and superseded state, then the oldest
-history. It never drops the request, the policy, pinned items (approvals, corrections,
-checkpoints) or the current state. Every trim is a recorded omission with its recovery call,
+Lanes: `context.lanes`. The fixed head (policy, schemas, briefing, notes) is built once per
+session by `build_prefix`; each turn `admit_turn` appends that turn's state snapshot (only
+when it changed), its evidence (deduplicated, ranked, within budget) and the request, and
+`admit_tool_result` admits results (a preview with the id when too large): the functions of
+`context.admission`. `assemble` guarantees prompt + output reserve <= window; on overflow it
+trims in the seed's order (`context.overflow.fit`) and never drops the request, the policy,
+pinned items or the current state. Every cut is a recorded omission with its recovery call,
 and the envelope's manifest lists everything admitted and everything left out.
+
+`Assembler` is the one owner of a session's assembly state: this turn's omissions and the
+caches that keep building the envelope in proportion to what is new.
 """
 
 from __future__ import annotations
@@ -20,20 +21,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from context.admission import Admission
+from context import admission
 from context.conversation import Conversation, Item, Prefix
 from context.envelope import (
     Budget,
     ContextEnvelope,
     ContextItem,
-    OmissionRecord,
+    Omission,
     RecoverCall,
     Scope,
     UserRequest,
 )
 from context.inputs import Evidence, Request, StateSnapshot
+from context.lanes import LANE_BUDGET
 from context.ledger import Ledger, Usage
-from context.overflow import ContextOverflowError, Overflow
+from context.overflow import ContextOverflowError, fit
 
 __all__ = [
     "Assembler",
@@ -42,7 +44,6 @@ __all__ = [
     "Evidence",
     "Request",
     "StateSnapshot",
-    "assemble",
     "manifest_json",
 ]
 
@@ -77,7 +78,6 @@ class _Lanes:
     states: list[Item] = field(default_factory=list)
     history: list[ContextItem] = field(default_factory=list)
     evidence: list[ContextItem] = field(default_factory=list)
-    omissions: list[OmissionRecord] = field(default_factory=list)
 
 
 _SOURCE = {
@@ -92,16 +92,63 @@ _SOURCE = {
 }
 
 
-class Assembler(Admission, Overflow):
-    """Per-session admission (`Admission`), overflow control (`Overflow`) and the envelope."""
+class Assembler:
+    """One session's admission, fitting and envelopes, over its settings and ledger."""
 
     def __init__(self, settings: Settings, ledger: Ledger) -> None:
         self.settings = settings
         self.ledger = ledger
-        self._turn_omissions: list[OmissionRecord] = []
+        # What this turn's admission left out (set by admit_turn, listed by every envelope).
+        self.turn_omissions: list[Omission] = []
         self._items_cache: dict[tuple[Any, ...], ContextItem] = {}
         self._versions: dict[str, str] = {}
         self._lane_cache: _Lanes | None = None
+
+    # --- admission (`context.admission`) ------------------------------------------------
+
+    def build_prefix(
+        self,
+        system_prompt: str,
+        tools: Sequence[dict[str, Any]],
+        tool_groups: Sequence[str],
+        briefing: str = "",
+        notes: str = "",
+        source_ids: Sequence[str] = (),
+    ) -> Prefix:
+        """The session's fixed head; briefing and notes together fit the briefing budget."""
+        head = Prefix(
+            system_prompt, list(tools), list(tool_groups), briefing, notes, tuple(source_ids)
+        )
+        return admission.fit_prefix(self.ledger, self.settings.context, head)
+
+    def admit_turn(
+        self,
+        conv: Conversation,
+        request: Request,
+        state: StateSnapshot | None = None,
+        evidence: Sequence[Evidence] = (),
+    ) -> list[Item]:
+        """Start a turn: append its state snapshot, evidence and request; returns the new items."""
+        admitted = admission.admit_turn(
+            conv, request, state, evidence, ledger=self.ledger, ctx=self.settings.context
+        )
+        self.turn_omissions = admitted.omissions
+        return admitted.items
+
+    def admit_tool_result(
+        self, conv: Conversation, *, id: str, call_id: str, name: str, content: str, ok: bool = True
+    ) -> Item:
+        """Append a tool result; one over the tool_result budget becomes a preview with its id."""
+        return admission.admit_tool_result(
+            conv,
+            ledger=self.ledger,
+            ctx=self.settings.context,
+            id=id,
+            call_id=call_id,
+            name=name,
+            content=content,
+            ok=ok,
+        )
 
     # --- the envelope -------------------------------------------------------------------
 
@@ -114,7 +161,7 @@ class Assembler(Admission, Overflow):
         available_groups: Sequence[str] = (),
     ) -> Assembly:
         """Fit the conversation to the window and describe the call; see the module docstring."""
-        usage, trimmed = self.fit(conv)
+        usage, trimmed = fit(conv, self.ledger)
         envelope = self.envelope(
             conv, usage, request, active_groups, available_groups, trimmed=trimmed
         )
@@ -151,10 +198,9 @@ class Assembler(Admission, Overflow):
             self._context_item(i, self.ledger.item_tokens(i), latest_state)
             for i in lanes_cache.states
         ]
-        omissions = list(lanes_cache.omissions)
-        omissions += self._turn_omissions
+        omissions = [*conv.omitted, *self.turn_omissions]
         omissions += [
-            OmissionRecord(
+            Omission(
                 lane="tools",
                 reason=f"tool group '{g}' not loaded",
                 recover_with=RecoverCall(name="load_tool_group", arguments={"group": g}),
@@ -165,7 +211,6 @@ class Assembler(Admission, Overflow):
         req = None
         if request is not None:
             req = UserRequest(text=request.text, turn_id=request.turn_id, event_id=request.id)
-        lanes = ("policy", "request", "state", "history", "evidence", "tools", "briefing")
         return ContextEnvelope.model_construct(
             request=req,
             scope=Scope(thread_id=conv.session_id),
@@ -177,9 +222,11 @@ class Assembler(Admission, Overflow):
             budget=Budget(
                 limit=usage.window,
                 used=usage.total,
-                reserve=usage.reserve,
+                output_reserve_tokens=usage.output_reserve_tokens,
                 by_lane=dict(usage.by_lane),
-                lane_limits={lane: self.budget(_BUDGET_KEY[lane]) for lane in lanes},
+                lane_limits={
+                    lane: self.settings.context.budget(key) for lane, key in LANE_BUDGET.items()
+                },
             ),
             omissions=omissions,
             fixed=usage.fixed.as_dict(),
@@ -208,15 +255,6 @@ class Assembler(Admission, Overflow):
         c.count = len(items)
         if items:
             c.first, c.last = items[0], items[-1]
-        for o in conv.omitted[len(c.omissions) :]:
-            c.omissions.append(
-                OmissionRecord(
-                    lane=o.lane,
-                    reason=o.reason,
-                    source_ids=list(o.source_ids),
-                    recover_with=RecoverCall(**o.recover_with) if o.recover_with else None,
-                )
-            )
         return c
 
     def _context_item(self, item: Item, tokens: int, latest_state: Item | None) -> ContextItem:
@@ -247,33 +285,6 @@ class Assembler(Admission, Overflow):
             self._items_cache.clear()
         self._items_cache[key] = ci
         return ci
-
-
-_BUDGET_KEY = {
-    "policy": "policy",
-    "request": "policy",
-    "state": "state",
-    "history": "history_tail",
-    "evidence": "evidence",
-    "tools": "tools",
-    "briefing": "briefing",
-}
-
-
-def assemble(
-    conv: Conversation,
-    request: Request | None,
-    state: StateSnapshot | None,
-    evidence: Sequence[Evidence],
-    settings: Settings,
-    ledger: Ledger,
-) -> tuple[list[dict[str, Any]], ContextEnvelope]:
-    """One-shot form: admit the turn (when `request` is given), fit, and describe the call."""
-    assembler = Assembler(settings, ledger)
-    if request is not None:
-        assembler.admit_turn(conv, request, state, evidence)
-    result = assembler.assemble(conv, request)
-    return result.messages, result.envelope
 
 
 def manifest_json(envelope: ContextEnvelope) -> dict[str, Any]:

@@ -23,6 +23,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from context.envelope import Omission, RecoverCall
+from context.lanes import Lane
 from models.base import ToolCall
 
 ItemKind = Literal[
@@ -30,8 +32,6 @@ ItemKind = Literal[
 ]
 """`tool_call` is an assistant message that made tool calls; `summary` is a checkpoint or an
 omission marker standing in for older turns; `state` and `evidence` are per-turn context."""
-
-LANES = ("policy", "request", "state", "history", "evidence", "tools", "briefing")
 
 INTERRUPTED_MARK = " [interrupted: the user spoke over this]"
 
@@ -70,7 +70,7 @@ class Item:
     role: str
     content: str
     turn: int = 0
-    lane: str = "history"
+    lane: Lane = "history"
     tool_calls: list[ToolCall] = field(default_factory=list)
     # False when `content` lacks the call markup (a replayed trace): the template renders the
     # typed calls instead. Live turns keep the generated text, markup included.
@@ -147,16 +147,6 @@ class Prefix:
 
     def message(self) -> dict[str, Any]:
         return {"role": "system", "content": self.system_content()}
-
-
-@dataclass(frozen=True)
-class Omission:
-    """Something taken out of view, and the call that brings it back."""
-
-    lane: str
-    reason: str
-    source_ids: tuple[str, ...] = ()
-    recover_with: dict[str, Any] | None = None  # {"name": ..., "arguments": {...}}
 
 
 @dataclass
@@ -246,8 +236,8 @@ class Conversation:
                 Omission(
                     lane=item.lane,
                     reason=f"{item.kind} {item.id} cleared to save space",
-                    source_ids=(item.id,),
-                    recover_with={"name": "get_context", "arguments": {"ids": [item.id]}},
+                    source_ids=[item.id],
+                    recover_with=RecoverCall(name="get_context", arguments={"ids": [item.id]}),
                 )
             )
             changed += 1
@@ -261,7 +251,7 @@ class Conversation:
         reason: str,
         *,
         source_ids: Sequence[str] | None = None,
-        recover_with: dict[str, Any] | None = None,
+        recover_with: RecoverCall | None = None,
     ) -> list[Item]:
         """Replace items[start:end] (tier 2's oldest turns) with `replacement`; returns removed.
 
@@ -272,10 +262,12 @@ class Conversation:
         removed = self.items[start:end]
         self.items[start:end] = list(replacement)
         self._touch(start)
-        ids = tuple(source_ids) if source_ids is not None else tuple(i.id for i in removed)
+        ids = list(source_ids) if source_ids is not None else [i.id for i in removed]
         if ids:
-            how = recover_with or {"name": "get_context", "arguments": {"ids": list(ids[:20])}}
-            self.omitted.append(Omission("history", reason, ids, how))
+            how = recover_with or RecoverCall(name="get_context", arguments={"ids": ids[:20]})
+            self.omitted.append(
+                Omission(lane="history", reason=reason, source_ids=ids, recover_with=how)
+            )
         return removed
 
     def withdraw_turn(self, turn: int, reason: str) -> list[Item]:

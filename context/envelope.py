@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from context.lanes import FIXED_LANE, Lane
+
 SourceType = Literal["projection", "event", "artifact", "memory", "message"]
 Authority = Literal["live", "canonical", "derived", "user_claim"]
 Sensitivity = Literal["normal", "private", "restricted"]
@@ -41,7 +43,7 @@ class ContextItem(_Model):
     token_estimate: int
     admission_reason: str
     content: str
-    lane: str = "history"
+    lane: Lane = "history"
     kind: str = ""
 
 
@@ -65,13 +67,21 @@ class Scope(_Model):
 class Budget(_Model):
     limit: int
     used: int
-    reserve: int = 0
+    output_reserve_tokens: int = 0
     by_lane: dict[str, int] = Field(default_factory=dict)
     lane_limits: dict[str, int] = Field(default_factory=dict)
 
 
-class OmissionRecord(_Model):
-    lane: str
+class Omission(_Model):
+    """Something left out of the model's view, and the call that brings it back.
+
+    The one omission type: the conversation records them as it clears or replaces items,
+    admission as it cuts a lane short, and the envelope and manifest list them as they are.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lane: Lane
     reason: str
     source_ids: list[str] = Field(default_factory=list)
     recover_with: RecoverCall | None = None
@@ -88,7 +98,7 @@ class ContextEnvelope(_Model):
     retrieved_evidence: list[ContextItem] = Field(default_factory=list)
     active_tool_groups: list[str] = Field(default_factory=list)
     budget: Budget
-    omissions: list[OmissionRecord] = Field(default_factory=list)
+    omissions: list[Omission] = Field(default_factory=list)
     # Fixed head: system prompt, loaded schemas, briefing, notes (tokens by component).
     fixed: dict[str, int] = Field(default_factory=dict)
     # Items trimmed by this call's overflow pass (also listed in omissions).
@@ -108,7 +118,7 @@ class ContextEnvelope(_Model):
             for i in lane
         ]
         fixed = [
-            AdmittedEntry(source_id=name, lane=_FIXED_LANE[name], kind=name, tokens=n, reason=why)
+            AdmittedEntry(source_id=name, lane=FIXED_LANE[name], kind=name, tokens=n, reason=why)
             for name, n in self.fixed.items()
             if n
             for why in [_FIXED_REASON[name]]
@@ -118,7 +128,7 @@ class ContextEnvelope(_Model):
             policy_version=self.policy_version,
             limit=self.budget.limit,
             used=self.budget.used,
-            reserve=self.budget.reserve,
+            output_reserve_tokens=self.budget.output_reserve_tokens,
             by_lane=self.budget.by_lane,
             active_tool_groups=self.active_tool_groups,
             admitted=fixed + admitted,
@@ -127,12 +137,6 @@ class ContextEnvelope(_Model):
         )
 
 
-_FIXED_LANE = {
-    "system_prompt": "policy",
-    "tool_schemas": "tools",
-    "memory_briefing": "briefing",
-    "notes": "briefing",
-}
 _FIXED_REASON = {
     "system_prompt": "policy core: always included",
     "tool_schemas": "schemas of the tool groups loaded at session start",
@@ -143,7 +147,7 @@ _FIXED_REASON = {
 
 class AdmittedEntry(_Model):
     source_id: str
-    lane: str
+    lane: Lane
     kind: str
     tokens: int
     reason: str
@@ -156,11 +160,11 @@ class Manifest(_Model):
     policy_version: str
     limit: int
     used: int
-    reserve: int
+    output_reserve_tokens: int
     by_lane: dict[str, int]
     active_tool_groups: list[str]
     admitted: list[AdmittedEntry]
-    omissions: list[OmissionRecord]
+    omissions: list[Omission]
     overflow: bool = False
 
     def text(self) -> str:
@@ -168,7 +172,7 @@ class Manifest(_Model):
         lines = [
             f"request: {self.request!r}",
             f"policy {self.policy_version}; used {self.used:,} of {self.limit:,} tokens "
-            f"(+{self.reserve:,} reserved for the answer)",
+            f"(+{self.output_reserve_tokens:,} reserved for the answer)",
             "by lane: " + ", ".join(f"{k} {v:,}" for k, v in self.by_lane.items() if v),
             "tool groups: " + (", ".join(self.active_tool_groups) or "none"),
             f"admitted ({len(self.admitted)}):",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from context.codec import Codec, TemplateCodec, codec_for
 from context.conversation import Conversation, Item, Prefix
+from context.lanes import FIXED_LANE, LANES
 from context.segments import Segments
 from context.usage import CallRecord, PrefixCost, Usage
 from models.chat_template import common_prefix_len
@@ -81,6 +82,14 @@ def _state(item: Item) -> tuple[Any, ...]:
     )
 
 
+def _fixed_lanes(fixed: PrefixCost) -> dict[str, int]:
+    """Tokens by lane with only the fixed head counted: every lane present, most at zero."""
+    by_lane: dict[str, int] = dict.fromkeys(LANES, 0)
+    for component, n in fixed.as_dict().items():
+        by_lane[FIXED_LANE[component]] += n
+    return by_lane
+
+
 @dataclass
 class _Chain:
     keys: list[tuple[Any, ...]] = field(default_factory=list)
@@ -91,10 +100,12 @@ class _Chain:
 class Ledger:
     """Exact, cached token accounting over one model's tokenizer and chat template."""
 
-    def __init__(self, engine: Any, *, window: int, reserve_output: int = 0) -> None:
+    def __init__(self, engine: Any, *, window: int, output_reserve_tokens: int = 0) -> None:
         self.codec = codec_for(engine)
         self.window = window
-        self.reserve = reserve_output
+        # Tokens kept free for the answer; the caller passes the effective value
+        # (`ContextSettings.output_reserve_tokens`), not the configured one.
+        self.output_reserve_tokens = output_reserve_tokens
         self.exact = bool(getattr(self.codec, "exact", getattr(engine, "exact", True)))
         self.calls: list[CallRecord] = []
         self._counts: dict[str, int] = {}
@@ -283,15 +294,8 @@ class Ledger:
         tally = self._tally(conv)
         by_component = {**fixed.as_dict(), **tally.by_component}
         by_component["generation_prompt"] = self.generation_tokens
-        by_lane = {
-            "policy": fixed.system_prompt,
-            "tools": fixed.tool_schemas,
-            "briefing": fixed.memory_briefing + fixed.notes,
-            "state": 0,
-            "evidence": 0,
-            "history": 0,
-            "request": self.generation_tokens,
-        }
+        by_lane = _fixed_lanes(fixed)
+        by_lane["request"] += self.generation_tokens
         for lane, n in tally.by_lane.items():
             by_lane[lane] = by_lane.get(lane, 0) + n
         request = self._request_item(conv)
@@ -301,7 +305,7 @@ class Ledger:
             by_lane["request"] += n
         return Usage(
             window=self.window,
-            reserve=self.reserve,
+            output_reserve_tokens=self.output_reserve_tokens,
             total=fixed.total + tally.total + self.generation_tokens,
             fixed=fixed,
             by_component=by_component,
@@ -314,11 +318,7 @@ class Ledger:
 
     def _usage_chain(self, conv: Conversation, fixed: PrefixCost) -> Usage:
         by_component: dict[str, int] = dict(fixed.as_dict())
-        by_lane = dict.fromkeys(("policy", "tools", "briefing", "state", "evidence", "history"), 0)
-        by_lane["request"] = 0
-        by_lane["policy"] = fixed.system_prompt
-        by_lane["tools"] = fixed.tool_schemas
-        by_lane["briefing"] = fixed.memory_briefing + fixed.notes
+        by_lane = _fixed_lanes(fixed)
         by_turn: dict[int, int] = {}
         by_item: dict[str, int] = {}
         request = self._request_item(conv)
@@ -342,7 +342,7 @@ class Ledger:
             total = exact_total
         return Usage(
             window=self.window,
-            reserve=self.reserve,
+            output_reserve_tokens=self.output_reserve_tokens,
             total=total,
             fixed=fixed,
             by_component=by_component,

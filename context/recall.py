@@ -39,12 +39,12 @@ def recall(
     if ctx.evidence_hits <= 0 or not text.strip():
         return []
     try:
-        if not store.has_notes():
+        if not store.notes.any():
             return []
-        model = store.embedder or embedder()
+        model = store.notes.embedder or embedder()
         if model is None:
             return []  # no similarity, no relevance floor: search_memory still works
-        hits = store.search(
+        hits = store.notes.search(
             text,
             limit=ctx.evidence_hits,
             vector=model.embed([text])[0],

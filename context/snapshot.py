@@ -7,10 +7,10 @@ renders identically and is not admitted again on the next turn.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from context.assembler import StateSnapshot
+from memory.approvals import render
 from memory.rows import TaskRow, from_iso
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def _task(t: TaskRow) -> str:
 
 def work_index_snapshot(store: Store) -> StateSnapshot:
     """The Work Index and open approvals as a state snapshot (raises StoreError if unreadable)."""
-    wi = store.work_index()
+    wi = store.projections.work_index()
     lines: list[str] = []
     lanes = (
         ("Waiting on the user", wi.pending_user, wi.pending_user_count),
@@ -39,11 +39,8 @@ def work_index_snapshot(store: Store) -> StateSnapshot:
     for s in wi.next_scheduled:
         lines.append(f"Next: {s.kind} {s.id} {s.text} at {s.due[:16]}")
     ids = wi.source_ids()
-    for appr in store.pending_approvals():
-        params = json.dumps(appr.params, ensure_ascii=False, sort_keys=True)
-        lines.append(
-            f"Awaiting approval: {appr.id} {appr.tool} {params} (expires {appr.expires_at[:16]})"
-        )
+    for appr in store.approvals.pending():
+        lines.append(render(appr))
         ids.append(appr.id)
     if not lines:
         lines.append("Nothing needs the user right now (no pending tasks, reminders or approvals).")

@@ -7,8 +7,10 @@ rules are applied literally: pending means `pending != "none"` (and not done); a
 pending set is "Nothing needs you right now."; completed work is never used as padding;
 and when a source cannot be read the answer says so instead of turning absence of data into
 "nothing".
-A "yes" or "no" while an approval is open is answered here too (`context.approvals`): the
-stored parameters run, or nothing does.
+Approvals are read here too (`memory.approvals`): "what do I need to approve?" names each
+waiting action with its exact parameters, "anything pending on me?" counts them, and a "yes"
+or "no" resolves the open approval of the conversation that asks (`session_id`), never
+another conversation's.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from context import approvals
 from context.state_rules import Day, Intent, match
+from memory import approvals
 from memory.db import StoreError
-from memory.rows import TaskRow, from_iso
+from memory.rows import ApprovalRow, TaskRow, from_iso
 
 if TYPE_CHECKING:
     from config import Settings
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 
 CANT_READ_TASKS = "I can't read your task list right now."
 CANT_READ_SCHEDULE = "I can't read your schedule right now."
+CANT_READ_APPROVALS = "I can't read the approvals right now, so I did nothing."
+NOTHING_TO_APPROVE = "Nothing is waiting for your approval."
 NOTHING_PENDING = "Nothing needs you right now."
 # How many items an answer names before "and N more": enough to act on, short enough to hear.
 SPOKEN_ITEMS = 3
@@ -92,11 +96,9 @@ class StateResolver:
         *,
         store_error: str = "",
         executor: approvals.Executor | None = None,
-        requester: str | None = None,
     ) -> None:
         # `store` may be None when the file could not be opened; task answers then say so.
-        # `requester` (a session id) limits "yes"/"no" to approvals that session asked for.
-        self.requester = requester
+        # `executor` runs an approved action; without one a "yes" says it cannot act here.
         self.store = store
         self.settings = settings
         self.context_usage = context_usage
@@ -104,49 +106,62 @@ class StateResolver:
         self.executor = executor
 
     def resolve(
-        self, text: str, now: datetime | None = None, extra: Iterable[Intent] = ()
+        self,
+        text: str,
+        now: datetime | None = None,
+        extra: Iterable[Intent] = (),
+        *,
+        session_id: str | None = None,
     ) -> StateResult | None:
-        """The rendered answer, or None. `extra` are intents a classifier proposes."""
+        """The rendered answer, or None. `extra` are intents a classifier proposes.
+
+        `session_id` is the conversation asking: a "yes" or "no" answers only its approvals
+        (without one, none), and approval lists mark which ones it can answer."""
         start = time.perf_counter()
         at = (now or datetime.now()).astimezone()
-        result = self._approval(text, at)
+        result = self._approval(text, at, session_id)
         if result is None:
             found = match(text, extra)
             if found is None:
                 return None
-            result = self._render(found.intent, found.day, at)
+            result = self._render(found.intent, found.day, at, session_id)
         result.latency_ms = (time.perf_counter() - start) * 1000.0
         return result
 
     # --- dispatch -----------------------------------------------------------------------
 
-    def _approval(self, text: str, now: datetime) -> StateResult | None:
+    def _approval(self, text: str, now: datetime, session_id: str | None) -> StateResult | None:
         decision = approvals.confirmation(text)
         if decision is None:
             return None
         if self.store is None:
             # Without the ledger there is nothing to confirm; saying "done" would be a lie.
-            return StateResult("I can't read the approval right now, so I did nothing.", "approval")
+            return StateResult(CANT_READ_APPROVALS, "approval")
         try:
-            return approvals.answer(
-                self.store, self.settings, decision, now, self.executor, self.requester
-            )
+            out = approvals.answer(self.store.approvals, decision, session_id, now, self.executor)
         except (StoreError, sqlite3.Error):
-            return StateResult("I can't read the approval right now, so I did nothing.", "approval")
+            return StateResult(CANT_READ_APPROVALS, "approval")
+        return StateResult(out.text, "approval", out.sources) if out is not None else None
 
-    def _render(self, intent: Intent, day: Day, now: datetime) -> StateResult:
+    def _render(
+        self, intent: Intent, day: Day, now: datetime, session_id: str | None
+    ) -> StateResult:
         if intent == "time":
             return StateResult(f"It's {spoken_time(now)}.", "time")
         if intent == "date":
             return StateResult(f"It's {spoken_date(now)}.", "date")
         if intent == "context":
             return self._context()
-        fallback = CANT_READ_SCHEDULE if intent == "schedule" else CANT_READ_TASKS
+        fallback = {"schedule": CANT_READ_SCHEDULE, "approvals": CANT_READ_APPROVALS}.get(
+            intent, CANT_READ_TASKS
+        )
         if self.store is None:
             return StateResult(fallback, intent)
         try:
+            if intent == "approvals":
+                return self._approvals(self.store, now, session_id)
             if intent == "pending":
-                return self._pending(self.store)
+                return self._pending(self.store, now, session_id)
             if intent == "list":
                 return self._list(self.store)
             return self._schedule(self.store, day, now)
@@ -155,13 +170,22 @@ class StateResolver:
 
     # --- renderers ----------------------------------------------------------------------
 
-    def _pending(self, store: Store) -> StateResult:
-        summary = store.pending_summary(limit=SPOKEN_ITEMS)
+    def _approvals(self, store: Store, now: datetime, session_id: str | None) -> StateResult:
+        waiting = store.approvals.pending(now)
+        if not waiting:
+            return StateResult(NOTHING_TO_APPROVE, "approvals")
+        text = _approval_sentence(waiting, session_id)
+        return StateResult(text, "approvals", [a.id for a in waiting[:SPOKEN_ITEMS]])
+
+    def _pending(self, store: Store, now: datetime, session_id: str | None) -> StateResult:
+        summary = store.tasks.pending_summary(limit=SPOKEN_ITEMS)
+        waiting = store.approvals.pending(now)
         total = sum(count for count, _ in summary.values())
-        if total == 0:
+        if total == 0 and not waiting:
             return StateResult(NOTHING_PENDING, "pending")
-        sources: list[str] = []
-        parts: list[str] = []
+        sources: list[str] = [a.id for a in waiting[:SPOKEN_ITEMS]]
+        # An approval is the most urgent thing on the user: it expires if left unanswered.
+        parts: list[str] = [_approval_sentence(waiting, session_id)] if waiting else []
         lanes = (
             ("user", "need you", "needs you"),
             ("assistant", "are waiting on me", "is waiting on me"),
@@ -170,7 +194,7 @@ class StateResolver:
         for party, plural_verb, singular_verb in lanes:
             count, rows = summary[party]
             if count == 0:
-                if party == "user":
+                if party == "user" and not waiting:
                     parts.append("Nothing is waiting on you.")
                 continue
             verb = singular_verb if count == 1 else plural_verb
@@ -180,7 +204,7 @@ class StateResolver:
         return StateResult(" ".join(parts), "pending", sources)
 
     def _list(self, store: Store) -> StateResult:
-        index = store.work_index(limit=SPOKEN_ITEMS)
+        index = store.projections.work_index(limit=SPOKEN_ITEMS)
         if index.active_count == 0 and index.blocked_count == 0:
             return StateResult("Your list is empty.", "list")
         parts: list[str] = []
@@ -202,7 +226,7 @@ class StateResolver:
 
     def _schedule(self, store: Store, day: Day, now: datetime) -> StateResult:
         if day == "upcoming":
-            index = store.work_index(now=now, limit=SPOKEN_ITEMS)
+            index = store.projections.work_index(now=now, limit=SPOKEN_ITEMS)
             if not index.next_scheduled:
                 return StateResult("Nothing is scheduled.", "schedule")
             items = [f"{s.text}, {spoken_when(s.due, now)}" for s in index.next_scheduled]
@@ -215,8 +239,8 @@ class StateResolver:
         if day == "tomorrow":
             start = (start + timedelta(days=1, hours=12)).replace(hour=0)
         end = (start + timedelta(days=1, hours=12)).replace(hour=0)
-        reminders = store.reminders_between(start, end, limit=50)
-        due = store.tasks_due_between(start, end, limit=50)
+        reminders = store.reminders.between(start, end, limit=50)
+        due = store.tasks.due_between(start, end, limit=50)
         if not reminders and not due:
             return StateResult(f"Nothing is scheduled for {day}.", "schedule")
         parts: list[str] = []
@@ -253,6 +277,22 @@ class StateResolver:
             return StateResult("I can't read the context meter right now.", "context")
         percent = round(100 * used / window)
         return StateResult(f"About {percent} percent, {used:,} of {window:,} tokens.", "context")
+
+
+def _approval_sentence(waiting: list[ApprovalRow], session_id: str | None) -> str:
+    """ "One thing waits for your approval: delete note (note_id=note-3). Say yes or no." """
+    named = []
+    for a in waiting[:SPOKEN_ITEMS]:
+        where = (
+            "" if session_id and a.requester == session_id else ", asked in another conversation"
+        )
+        named.append(approvals.describe(a) + where)
+    verb = "waits" if len(waiting) == 1 else "wait"
+    text = f"{count_words(len(waiting), 'thing').capitalize()} {verb} for your approval: "
+    text += join_spoken(named, len(waiting)) + "."
+    if session_id and any(a.requester == session_id for a in waiting):
+        text += " Say yes or no."
+    return text
 
 
 def _titles(rows: list[TaskRow], total: int) -> str:

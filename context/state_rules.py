@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-Intent = Literal["pending", "list", "schedule", "time", "date", "context"]
+Intent = Literal["approvals", "pending", "list", "schedule", "time", "date", "context"]
 Day = Literal["today", "tomorrow", "upcoming"]
 
 
@@ -65,6 +65,9 @@ _CLOSERS = re.compile(
 
 # Keyword pass: cheap candidates before the anchored rules (and the hook for a classifier).
 _KEYWORDS: dict[Intent, tuple[str, ...]] = {
+    # First: "anything waiting for my approval?" is also a pending question, and the answer
+    # it needs names the waiting actions, not the tasks.
+    "approvals": ("approv", "confirm", "sign off", "say yes"),
     "pending": (
         "pending",
         "waiting",
@@ -99,17 +102,46 @@ _ITEM = r"(?:tasks?|items?|things?|work|stuff|todos?|actions?|requests?)"
 _PEND = r"(?:pending|waiting|outstanding|awaiting)"
 _DAY = r"(?P<day>today|tomorrow|tonight|this (?:morning|afternoon|evening))"
 
+_ASK = r"(?:approve|confirm|okay|ok|sign off on|say yes to)"
+_APPROVAL = r"(?:approval|confirmation|ok|okay|go ahead|yes|sign off|sign-off)"
+_SOME = r"(?:anything|something|any \w+|some \w+)"
+# How a question about open items opens: "are there ...", "show me the ...".
+_ASKING = r"(?:are there |is there |do i have |have i got |got )?"
+_SHOWING = (
+    r"(?:do i have |have i got |are there |show |list |read |give |what are )?(?:me )?"
+    r"(?:any |the |my |all )?"
+)
+
 _RULES: dict[Intent, list[re.Pattern[str]]] = {
+    "approvals": [
+        re.compile(
+            rf"{_ASKING}(?:{_SOME} )?(?:still )?"
+            rf"(?:waiting|pending|awaiting|that needs?|needing|needs?|requiring|requires?)"
+            rf"(?: (?:on|for))? my {_APPROVAL}"
+        ),
+        re.compile(
+            rf"(?:what|which \w+) (?:is |are )?(?:still )?(?:waiting|pending|awaiting)"
+            rf"(?: (?:on|for))? my {_APPROVAL}"
+        ),
+        re.compile(rf"(?:what|which \w+) (?:needs?|requires?) my {_APPROVAL}"),
+        re.compile(
+            rf"(?:what|which \w+|is there {_SOME}|are there any \w+|do i have {_SOME}|{_SOME})"
+            rf" (?:do |should |must )?i (?:still )?(?:need to|have to|must|should|got to) {_ASK}"
+        ),
+        re.compile(rf"(?:is there |are there |do i have )?{_SOME} (?:for me )?to {_ASK}"),
+        re.compile(
+            rf"{_SHOWING}(?:open |pending |outstanding |waiting )?"
+            r"(?:approvals?|approval requests?|confirmations?)"
+            r"(?: (?:pending|waiting|open|outstanding|for me))?"
+        ),
+    ],
     "pending": [
         re.compile(
-            rf"(?:are there |is there |do i have |have i got |got )?(?:any|anything) "
+            rf"{_ASKING}(?:any|anything) "
             rf"(?:{_ITEM} )?(?:still )?{_PEND}(?: (?:on|for) {_ME})?"
         ),
         re.compile(rf"(?:{_ITEM} )?(?:still )?{_PEND} (?:on|for) {_ME}"),
-        re.compile(
-            rf"(?:do i have |have i got |are there |show |list |read |give )?(?:me )?"
-            rf"(?:any |the |my |all )?{_PEND} {_ITEM}"
-        ),
+        re.compile(rf"{_SHOWING}{_PEND} {_ITEM}"),
         re.compile(rf"(?:is anything|are any {_ITEM}) (?:still )?{_PEND}(?: (?:on|for) {_ME})?"),
         re.compile(
             rf"(?:what|which|how many) (?:{_ITEM} )?(?:is|are)(?: still)? {_PEND}"

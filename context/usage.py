@@ -34,7 +34,8 @@ class Usage:
     """The prompt's exact size against the window, broken down three ways."""
 
     window: int
-    reserve: int
+    # Tokens kept free for the answer (the configured reserve, capped at an eighth of the window).
+    output_reserve_tokens: int
     total: int
     fixed: PrefixCost
     by_component: dict[str, int]
@@ -50,8 +51,8 @@ class Usage:
 
     @property
     def limit(self) -> int:
-        """The most prompt tokens allowed: the window minus the reserved output."""
-        return self.window - self.reserve
+        """The most prompt tokens allowed: the window minus the output reserve."""
+        return self.window - self.output_reserve_tokens
 
     @property
     def free(self) -> int:

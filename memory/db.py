@@ -1,6 +1,9 @@
 """Opening the SQLite file; every SQLite failure becomes a `StoreError` a person can act on.
 
-One connection per `Store`, shared by threads under a lock. Writes run in `BEGIN IMMEDIATE`
+One connection per `Store`, shared by threads under a lock. `StoreBase` is that connection, its
+lock and its write path; the record modules (`memory.log`, `memory.work`, `memory.search`...)
+are small objects that hold the store and do their work through these. Writes run in
+`BEGIN IMMEDIATE`
 transactions (one per logical write, so a killed process loses nothing it committed); the
 file is in WAL mode with `synchronous=FULL`, so a commit survives a crash of the process and
 of the machine.
@@ -12,11 +15,13 @@ import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlite_utils import Database
+from sqlite_utils.db import NotFoundError as RowMissing
+from sqlite_utils.db import Table
 
 from memory.migrations import migrations
 
@@ -62,21 +67,18 @@ def explain(path: str, exc: BaseException) -> StoreError:
 def guarded(
     method: Callable[Concatenate[Any, P], R],
 ) -> Callable[Concatenate[Any, P], R]:
-    """Run a store method under the connection lock; SQLite errors become StoreError."""
+    """Run a method under the store's lock (`self.guard()`); SQLite errors become StoreError."""
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: P.args, **kwargs: P.kwargs) -> R:
-        with self._lock:
-            try:
-                return method(self, *args, **kwargs)
-            except sqlite3.Error as exc:
-                raise explain(self.path_label, exc) from exc
+        with self.guard():
+            return method(self, *args, **kwargs)
 
     return wrapper
 
 
 class StoreBase:
-    """The connection, its lock and its write transactions; the record mixins build on it."""
+    """The connection, its lock and its write transactions; the record objects build on it."""
 
     def __init__(self, path: Path | str | None = None, *, timeout_s: float = 5.0) -> None:
         self.path: Path | None = Path(path) if path is not None else None
@@ -122,9 +124,24 @@ class StoreBase:
         self.conn.execute("PRAGMA foreign_keys=ON")
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taken up front so two writers never deadlock on upgrade."""
+    def guard(self) -> Iterator[None]:
+        """Hold the connection lock; an SQLite failure inside becomes a StoreError."""
         with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise explain(self.path_label, exc) from exc
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken up front so two writers never deadlock on upgrade.
+
+        A write inside another joins it: the outer one commits or rolls back the whole.
+        """
+        with self._lock:
+            if self.conn.in_transaction:
+                yield self.conn
+                return
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
@@ -135,13 +152,15 @@ class StoreBase:
             else:
                 self.conn.execute("COMMIT")
 
-    def _one(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Row | None:
+    def one(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Row | None:
+        """The first row of a query (for the aggregates the table API does not express)."""
         cur = self.conn.execute(sql, params)
         cur.row_factory = sqlite3.Row
         row: sqlite3.Row | None = cur.fetchone()
         return row
 
-    def _all(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
+    def all(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
+        """Every row of a query (for the aggregates the table API does not express)."""
         cur = self.conn.execute(sql, params)
         cur.row_factory = sqlite3.Row
         return list(cur.fetchall())
@@ -157,3 +176,47 @@ class StoreBase:
                 self.conn.close()
             except sqlite3.Error as exc:
                 raise explain(self.path_label, exc) from exc
+
+
+class Records:
+    """One concept's records (tasks, events, notes...), reached from the store as an attribute.
+
+    It holds the store and works through its lock and write path; `table` is the sqlite-utils
+    table whose API (`insert`, `rows_where`, `update`) replaces hand-built SQL.
+    """
+
+    table_name: str
+
+    def __init__(self, store: StoreBase) -> None:
+        self.store = store
+
+    @property
+    def table(self) -> Table:
+        return self.store.db.table(self.table_name)
+
+    def guard(self) -> AbstractContextManager[None]:
+        return self.store.guard()
+
+    def row(self, n: int) -> dict[str, Any] | None:
+        """The row with key `n`, or None."""
+        try:
+            return self.table.get(n)
+        except RowMissing:
+            return None
+
+    def insert(self, record: dict[str, Any]) -> int:
+        """Insert one row (in its own write transaction, or the caller's); returns its key."""
+        with self.store.write():
+            key = self.table.insert(record).last_pk
+        assert isinstance(key, int)
+        return key
+
+
+def where_in(column: str, values: list[Any]) -> str:
+    """`column IN (?, ?, ...)` for `values` (their parameters go beside it)."""
+    return f"{column} IN ({', '.join('?' for _ in values)})"
+
+
+def where_all(clauses: list[str]) -> str | None:
+    """Clauses joined by AND, or None (no filter) when there are none."""
+    return " AND ".join(clauses) if clauses else None

@@ -1,4 +1,4 @@
-"""Notes and hybrid search: FTS5 bm25 and embedding cosine, merged by reciprocal-rank fusion.
+"""Notes and hybrid search (`store.notes`): FTS5 bm25 and embedding cosine, fused by rank.
 
 Each note's embedding is computed once, when it is written, and stored beside it. Searching
 embeds only the query; the stored vectors are read into one in-memory matrix the first time
@@ -16,9 +16,9 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from memory.db import NotFoundError, guarded
+from memory.db import NotFoundError, Records, RowMissing, StoreBase, guarded, where_in
 from memory.rows import Hit, NoteRow, make_id, parse_id, to_iso, utc_now
-from memory.vectors import VectorsMixin, to_blob
+from memory.vectors import NoteVectors, to_blob
 
 # Reciprocal-rank fusion constant; 60 is the customary choice and damps the
 # difference between rank 1 and rank 2 of either list.
@@ -61,16 +61,30 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{t}"' for t in (content or terms) if t)
 
 
-class NotesMixin(VectorsMixin):
-    embedder: EmbedderLike | None
+_NOTE_COLUMNS = "n, kind, source, text, created_at"
 
-    def _init_notes(self, embedder: EmbedderLike | None) -> None:
+
+def _note(row: Any) -> NoteRow:
+    return NoteRow(
+        make_id("notes", row["n"]), row["kind"], row["source"], row["text"], row["created_at"]
+    )
+
+
+class Notes(Records):
+    """Notes with their embeddings, and hybrid search over them."""
+
+    table_name = "notes"
+
+    def __init__(self, store: StoreBase, embedder: EmbedderLike | None = None) -> None:
+        super().__init__(store)
+        # Set later by the runtime once the embedding model is loaded (writes then embed,
+        # searches go hybrid); None keeps notes lexical.
         self.embedder = embedder
-        self._vectors = None
+        self.vectors = NoteVectors(store)
 
     # --- writing ------------------------------------------------------------------------
 
-    def add_note(
+    def add(
         self,
         text: str,
         kind: str = "note",
@@ -84,12 +98,12 @@ class NotesMixin(VectorsMixin):
         if embedding is None and self.embedder is not None:
             # Embedded before taking the store lock: other readers need not wait on the model.
             embedding = self.embedder.embed([text])[0]
-        return self.add_notes(
+        return self.add_many(
             [{"text": text, "kind": kind, "source": source}],
             None if embedding is None else np.asarray(embedding, np.float32).reshape(1, -1),
         )[0]
 
-    def add_notes(
+    def add_many(
         self,
         rows: Sequence[dict[str, Any]],
         embeddings: npt.NDArray[np.float32] | None = None,
@@ -99,10 +113,10 @@ class NotesMixin(VectorsMixin):
             embeddings = self.embedder.embed([str(r["text"]) for r in rows])
         if embeddings is not None and len(embeddings) != len(rows):
             raise ValueError(f"{len(rows)} notes but {len(embeddings)} embeddings")
-        return self._insert_notes(rows, embeddings)
+        return self._insert(rows, embeddings)
 
     @guarded
-    def _insert_notes(
+    def _insert(
         self, rows: Sequence[dict[str, Any]], embeddings: npt.NDArray[np.float32] | None
     ) -> list[str]:
         for r in rows:
@@ -110,16 +124,17 @@ class NotesMixin(VectorsMixin):
                 raise ValueError("a note needs some text")
         created = to_iso(utc_now())
         ns: list[int] = []
-        with self._write() as c:
+        with self.store.write():
             for i, r in enumerate(rows):
-                blob = to_blob(embeddings[i]) if embeddings is not None else None
-                cur = c.execute(
-                    "INSERT INTO notes (kind, source, text, embedding, created_at)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (r.get("kind", "note"), r.get("source", ""), str(r["text"]), blob, created),
-                )
-                ns.append(int(cur.lastrowid or 0))
-        self._vectors_written(
+                record = {
+                    "kind": r.get("kind", "note"),
+                    "source": r.get("source", ""),
+                    "text": str(r["text"]),
+                    "embedding": to_blob(embeddings[i]) if embeddings is not None else None,
+                    "created_at": created,
+                }
+                ns.append(self.insert(record))
+        self.vectors.written(
             ns,
             None if embeddings is None else np.asarray(embeddings, np.float32),
             [r.get("kind", "note") for r in rows],
@@ -128,42 +143,30 @@ class NotesMixin(VectorsMixin):
         return [make_id("notes", n) for n in ns]
 
     @guarded
-    def get_note(self, note_id: str) -> NoteRow | None:
-        row = self._one(
-            "SELECT n, kind, source, text, created_at FROM notes WHERE n = ?",
-            (parse_id("notes", note_id),),
-        )
-        if row is None:
-            return None
-        return NoteRow(
-            make_id("notes", row["n"]), row["kind"], row["source"], row["text"], row["created_at"]
-        )
+    def get(self, note_id: str) -> NoteRow | None:
+        rows = self.table.rows_where("n = ?", [parse_id("notes", note_id)], select=_NOTE_COLUMNS)
+        return next((_note(r) for r in rows), None)
 
     @guarded
-    def has_notes(self) -> bool:
+    def any(self) -> bool:
         """Whether any note exists (cheap: lets per-turn recall skip loading an embedder)."""
-        return bool(self._all("SELECT 1 FROM notes LIMIT 1", []))
+        return bool(self.store.all("SELECT 1 FROM notes LIMIT 1"))
 
     @guarded
-    def recent_notes(self, limit: int = 5) -> list[NoteRow]:
+    def recent(self, limit: int = 5) -> list[NoteRow]:
         """The newest notes, newest first (the next session's briefing lists them)."""
-        rows = self._all(
-            "SELECT n, kind, source, text, created_at FROM notes ORDER BY n DESC LIMIT ?",
-            (int(limit),),
-        )
-        return [
-            NoteRow(make_id("notes", r["n"]), r["kind"], r["source"], r["text"], r["created_at"])
-            for r in rows
-        ]
+        rows = self.table.rows_where(select=_NOTE_COLUMNS, order_by="n DESC", limit=int(limit))
+        return [_note(r) for r in rows]
 
     @guarded
-    def delete_note(self, note_id: str) -> None:
+    def delete(self, note_id: str) -> None:
         n = parse_id("notes", note_id)
-        with self._write() as c:
-            cur = c.execute("DELETE FROM notes WHERE n = ?", (n,))
-        if cur.rowcount == 0:
-            raise NotFoundError(f"no note {make_id('notes', n)}")
-        self._vectors_deleted(n)
+        try:
+            with self.store.write():
+                self.table.delete(n)
+        except RowMissing as exc:
+            raise NotFoundError(f"no note {make_id('notes', n)}") from exc
+        self.vectors.deleted(n)
 
     # --- searching ----------------------------------------------------------------------
 
@@ -174,7 +177,7 @@ class NotesMixin(VectorsMixin):
         params: list[Any] = []
         if kinds is not None:
             kind_list = list(kinds)
-            where.append(f"notes.kind IN ({', '.join('?' for _ in kind_list)})")
+            where.append(where_in("notes.kind", kind_list))
             params.extend(kind_list)
         if since is not None:
             where.append("notes.created_at >= ?")
@@ -208,7 +211,7 @@ class NotesMixin(VectorsMixin):
                 "SELECT rowid AS n, rank FROM notes_fts WHERE notes_fts MATCH ?"
                 " ORDER BY rank LIMIT ?"
             )
-        rows = self._all(sql, [match, *params, int(limit)])
+        rows = self.store.all(sql, [match, *params, int(limit)])
         return [(int(r["n"]), -float(r["rank"])) for r in rows]
 
     def _query_vector(self, query: str | npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -245,7 +248,7 @@ class NotesMixin(VectorsMixin):
         """Cosine similarity between the query (text or its embedding) and stored embeddings."""
         qvec = self._query_vector(query)
         kind_list = list(kinds) if kinds is not None else None
-        return self._hits(self._rank_semantic(qvec, kind_list, since, until, limit))
+        return self._hits(self.vectors.rank(qvec, kind_list, since, until, limit))
 
     def search(
         self,
@@ -294,7 +297,7 @@ class NotesMixin(VectorsMixin):
         lexical = self._rank_fts(query, kinds, since, until, pool)
         if qvec is None:
             return self._hits(lexical[:limit])
-        semantic = self._rank_semantic(qvec, kinds, since, until, pool)
+        semantic = self.vectors.rank(qvec, kinds, since, until, pool)
         fused: dict[int, float] = {}
         for ranked in (lexical, semantic):
             for rank, (n, _) in enumerate(ranked, start=1):
@@ -308,17 +311,13 @@ class NotesMixin(VectorsMixin):
         # Only the final hits are read from the table.
         return self._hits([(n, fused[n]) for n in order])
 
-    # --- the embedding matrix -----------------------------------------------------------
+    # --- reading the hits ---------------------------------------------------------------
 
     def _hits(self, picked: list[tuple[int, float]]) -> list[Hit]:
         if not picked:
             return []
         ns = [n for n, _ in picked]
-        rows = self._all(
-            "SELECT n, kind, source, text, created_at FROM notes"
-            f" WHERE n IN ({', '.join('?' for _ in ns)})",
-            ns,
-        )
+        rows = self.table.rows_where(where_in("n", ns), ns, select=_NOTE_COLUMNS)
         by_n = {r["n"]: r for r in rows}
         return [
             Hit(

@@ -1,10 +1,13 @@
 """The Store: Annie's one SQLite file and every typed record in it.
 
 `Store(path)` opens (creating if needed) the file, switches it to WAL, and applies any
-pending migrations; `Store()` is an in-memory database for quick tests. Each concern lives
-in its own module and is mixed in here: the event log and sessions (`memory.log`), tasks and
-reminders (`memory.work`), notes and hybrid search (`memory.search`), approvals
-(`memory.approvals`) and the work index (`memory.projections`).
+pending migrations; `Store()` is an in-memory database for quick tests. The store itself is
+the connection, its lock and its write path (`memory.db`); each kind of record is a small
+object reached from it, defined in its own module: `store.sessions` and `store.events`
+(`memory.log`), `store.checkpoints` (`memory.checkpoints`), `store.metrics`
+(`memory.metrics`), `store.tasks` and `store.reminders` (`memory.work`), `store.notes` with
+hybrid search (`memory.search`), `store.projections.work_index()` (`memory.projections`)
+and `store.approvals` (`memory.approvals`).
 Any SQLite failure (a damaged, locked or unreadable file) surfaces as `StoreError`, whose
 message names the file and what to do about it.
 """
@@ -14,10 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory.approvals import ApprovalsMixin
-from memory.db import NotFoundError, StoreError
-from memory.log import LogMixin, TurnMetricRow
-from memory.projections import ProjectionsMixin
+from memory.approvals import Approvals
+from memory.checkpoints import Checkpoints
+from memory.db import NotFoundError, StoreBase, StoreError
+from memory.log import Events, Sessions
+from memory.metrics import Metrics, TurnMetricRow
+from memory.projections import Projections
 from memory.rows import (
     ApprovalRow,
     CheckpointRow,
@@ -30,8 +35,8 @@ from memory.rows import (
     TaskRow,
     WorkIndex,
 )
-from memory.search import EmbedderLike, NotesMixin
-from memory.work import WorkMixin
+from memory.search import EmbedderLike, Notes
+from memory.work import Reminders, Tasks
 
 if TYPE_CHECKING:
     from config import Settings
@@ -54,8 +59,18 @@ __all__ = [
 ]
 
 
-class Store(LogMixin, WorkMixin, NotesMixin, ApprovalsMixin, ProjectionsMixin):
+class Store(StoreBase):
     """Annie's memory: one SQLite file (or memory, when `path` is None)."""
+
+    sessions: Sessions
+    events: Events
+    checkpoints: Checkpoints
+    metrics: Metrics
+    tasks: Tasks
+    reminders: Reminders
+    notes: Notes
+    projections: Projections
+    approvals: Approvals
 
     def __init__(
         self,
@@ -65,7 +80,15 @@ class Store(LogMixin, WorkMixin, NotesMixin, ApprovalsMixin, ProjectionsMixin):
         timeout_s: float = 5.0,
     ) -> None:
         super().__init__(path, timeout_s=timeout_s)
-        self._init_notes(embedder)
+        self.sessions = Sessions(self)
+        self.events = Events(self)
+        self.checkpoints = Checkpoints(self)
+        self.metrics = Metrics(self)
+        self.tasks = Tasks(self)
+        self.reminders = Reminders(self)
+        self.notes = Notes(self, embedder)
+        self.projections = Projections(self)
+        self.approvals = Approvals(self)
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: EmbedderLike | None = None) -> Store:

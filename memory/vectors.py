@@ -53,10 +53,14 @@ def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
     return np.asarray(vector, dtype=np.float32).reshape(-1).tobytes()
 
 
-class VectorsMixin(StoreBase):
-    _vectors: _Vectors | None
+class NoteVectors:
+    """The notes' embeddings as one matrix, owned by `store.notes` (called under its lock)."""
 
-    def _vectors_written(
+    def __init__(self, store: StoreBase) -> None:
+        self.store = store
+        self._vectors: _Vectors | None = None
+
+    def written(
         self,
         ns: list[int],
         matrix: npt.NDArray[np.float32] | None,
@@ -67,12 +71,12 @@ class VectorsMixin(StoreBase):
         if self._vectors is None or not ns:
             return
         if matrix is not None:
-            self._append_vectors(ns, matrix, kinds, [created] * len(ns))
+            self._append(ns, matrix, kinds, [created] * len(ns))
         v = self._vectors
         v.seen_rows += len(ns)
         v.seen_max = max(v.seen_max, *ns)
 
-    def _vectors_deleted(self, n: int) -> None:
+    def deleted(self, n: int) -> None:
         """A note this connection just deleted."""
         v = self._vectors
         if v is None:
@@ -82,7 +86,7 @@ class VectorsMixin(StoreBase):
             v.ns[keep], v.matrix[keep], v.kinds[keep], v.created[keep], v.seen_rows - 1, v.seen_max
         )
 
-    def _rank_semantic(
+    def rank(
         self,
         qvec: npt.NDArray[np.float32],
         kinds: list[str] | None,
@@ -91,7 +95,7 @@ class VectorsMixin(StoreBase):
         limit: int,
     ) -> list[tuple[int, float]]:
         """(note key, cosine) best first, over the in-memory matrix."""
-        v = self._current_vectors()
+        v = self._current()
         if v.count == 0:
             return []
         # einsum's own loop, not BLAS: one 10,000 x 384 product takes well under a millisecond
@@ -118,11 +122,11 @@ class VectorsMixin(StoreBase):
         top = top[np.argsort(-scores[top])]
         return [(int(v.ns[i]), float(scores[i])) for i in top]
 
-    def _current_vectors(self) -> _Vectors:
+    def _current(self) -> _Vectors:
         """The matrix, brought up to date with the file (called under the store lock)."""
         # count(*) reads the small kind index and max(n) the end of the key: both stay cheap
         # at any size, unlike a scan of the embedding column.
-        stats = self._one("SELECT count(*) AS c, coalesce(max(n), 0) AS m FROM notes")
+        stats = self.store.one("SELECT count(*) AS c, coalesce(max(n), 0) AS m FROM notes")
         rows_now, max_now = (int(stats["c"]), int(stats["m"])) if stats is not None else (0, 0)
         v = self._vectors
         if v is not None and (v.seen_rows, v.seen_max) == (rows_now, max_now):
@@ -130,14 +134,14 @@ class VectorsMixin(StoreBase):
         if v is None or rows_now != v.seen_rows + self._count_after(v.seen_max):
             # Nothing loaded yet, or notes were deleted elsewhere: read everything.
             self._vectors = v = _empty_vectors()
-        rows = self._all(
+        rows = self.store.all(
             "SELECT n, kind, created_at, embedding FROM notes"
             " WHERE n > ? AND embedding IS NOT NULL ORDER BY n",
             (v.seen_max,),
         )
         if rows:
             matrix = np.vstack([np.frombuffer(r["embedding"], dtype=np.float32) for r in rows])
-            self._append_vectors(
+            self._append(
                 [int(r["n"]) for r in rows],
                 matrix,
                 [r["kind"] for r in rows],
@@ -149,10 +153,10 @@ class VectorsMixin(StoreBase):
         return v
 
     def _count_after(self, n: int) -> int:
-        row = self._one("SELECT count(*) AS c FROM notes WHERE n > ?", (n,))
+        row = self.store.one("SELECT count(*) AS c FROM notes WHERE n > ?", (n,))
         return int(row["c"]) if row is not None else 0
 
-    def _append_vectors(
+    def _append(
         self,
         ns: list[int],
         matrix: npt.NDArray[np.float32],

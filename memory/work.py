@@ -1,4 +1,4 @@
-"""Tasks and reminders: the typed records that status answers are read from.
+"""Tasks and reminders (`store.tasks`, `store.reminders`): the records status answers read.
 
 A task's `pending` says who the next step waits on ("none", "user", "assistant",
 "external"); `status` says whether it is open, blocked or done. Seed 000's rule lives here
@@ -7,11 +7,11 @@ in one place: pending work is `pending != "none"` and not done.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from memory.db import NotFoundError, StoreBase, guarded
+from memory.db import NotFoundError, Records, RowMissing, Table, guarded, where_all, where_in
 from memory.rows import (
     PENDING_VALUES,
     TASK_STATUSES,
@@ -60,14 +60,46 @@ def _check(value: str, allowed: tuple[str, ...], what: str) -> str:
 def _values(value: str | Iterable[str] | None) -> list[str] | None:
     if value is None:
         return None
-    return [value] if isinstance(value, str) else list(value)
+    return [value] if isinstance(value, str) else [*value]
 
 
-class WorkMixin(StoreBase):
-    # --- tasks --------------------------------------------------------------------------
+def _limit(limit: int | None) -> int | None:
+    return int(limit) if limit is not None else None
+
+
+def _due_in(
+    table: Table, where: str, start: datetime, end: datetime, limit: int | None
+) -> Iterator[dict[str, Any]]:
+    """Rows matching `where` that fall due in [start, end), earliest first."""
+    return table.rows_where(
+        f"{where} AND due >= ? AND due < ?",
+        [to_iso(start), to_iso(end)],
+        order_by="due, n",
+        limit=_limit(limit),
+    )
+
+
+def _task_record(r: dict[str, Any], now: str) -> dict[str, Any]:
+    """A validated tasks row from what a caller gave (title, status, pending, due, source)."""
+    title = str(r["title"]).strip()
+    if not title:
+        raise ValueError("a task needs a title")
+    return {
+        "title": title,
+        "status": _check(r.get("status", "open"), TASK_STATUSES, "status"),
+        "pending": _check(r.get("pending", "none"), PENDING_VALUES, "pending"),
+        "due": parse_when(r.get("due")),
+        "source": r.get("source", "user"),
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+class Tasks(Records):
+    table_name = "tasks"
 
     @guarded
-    def add_task(
+    def add(
         self,
         title: str,
         pending: str = "none",
@@ -75,52 +107,26 @@ class WorkMixin(StoreBase):
         source: str = "user",
         status: str = "open",
     ) -> str:
-        title = title.strip()
-        if not title:
-            raise ValueError("a task needs a title")
-        _check(pending, PENDING_VALUES, "pending")
-        _check(status, TASK_STATUSES, "status")
-        now = to_iso(utc_now())
-        with self._write() as c:
-            cur = c.execute(
-                "INSERT INTO tasks (title, status, pending, due, source, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (title, status, pending, parse_when(due), source, now, now),
-            )
-        return make_id("tasks", int(cur.lastrowid or 0))
+        fields = {"title": title, "pending": pending, "due": due, "source": source}
+        n = self.insert(_task_record({**fields, "status": status}, to_iso(utc_now())))
+        return make_id("tasks", n)
 
     @guarded
-    def add_tasks(self, rows: Iterable[dict[str, Any]]) -> int:
+    def add_many(self, rows: Iterable[dict[str, Any]]) -> int:
         """Insert many tasks in one transaction (imports, benchmarks); returns how many."""
         now = to_iso(utc_now())
-        values = []
-        for r in rows:
-            values.append(
-                (
-                    str(r["title"]),
-                    _check(r.get("status", "open"), TASK_STATUSES, "status"),
-                    _check(r.get("pending", "none"), PENDING_VALUES, "pending"),
-                    parse_when(r.get("due")),
-                    r.get("source", "user"),
-                    now,
-                    now,
-                )
-            )
-        with self._write() as c:
-            c.executemany(
-                "INSERT INTO tasks (title, status, pending, due, source, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                values,
-            )
-        return len(values)
+        records = [_task_record(r, now) for r in rows]
+        with self.store.write():
+            self.table.insert_all(records)
+        return len(records)
 
     @guarded
-    def get_task(self, task_id: str) -> TaskRow | None:
-        row = self._one("SELECT * FROM tasks WHERE n = ?", (parse_id("tasks", task_id),))
+    def get(self, task_id: str) -> TaskRow | None:
+        row = self.row(parse_id("tasks", task_id))
         return task_row(row) if row is not None else None
 
     @guarded
-    def update_task(
+    def update(
         self,
         task_id: str,
         *,
@@ -129,37 +135,32 @@ class WorkMixin(StoreBase):
         pending: str | None = None,
         due: str | datetime | None = None,
     ) -> TaskRow:
-        sets: list[str] = []
-        params: list[Any] = []
+        changes: dict[str, Any] = {}
         if title is not None:
-            sets.append("title = ?")
-            params.append(title.strip())
+            changes["title"] = title.strip()
         if status is not None:
-            sets.append("status = ?")
-            params.append(_check(status, TASK_STATUSES, "status"))
+            changes["status"] = _check(status, TASK_STATUSES, "status")
         if pending is not None:
-            sets.append("pending = ?")
-            params.append(_check(pending, PENDING_VALUES, "pending"))
+            changes["pending"] = _check(pending, PENDING_VALUES, "pending")
         if due is not None:
-            sets.append("due = ?")
-            params.append(parse_when(due))
-        sets.append("updated_at = ?")
-        params.append(to_iso(utc_now()))
+            changes["due"] = parse_when(due)
+        changes["updated_at"] = to_iso(utc_now())
         n = parse_id("tasks", task_id)
-        with self._write() as c:
-            cur = c.execute(f"UPDATE tasks SET {', '.join(sets)} WHERE n = ?", (*params, n))
-        if cur.rowcount == 0:
-            raise NotFoundError(f"no task {make_id('tasks', n)}")
-        row = self.get_task(task_id)
+        try:
+            with self.store.write():
+                self.table.update(n, changes)
+        except RowMissing as exc:
+            raise NotFoundError(f"no task {make_id('tasks', n)}") from exc
+        row = self.get(task_id)
         assert row is not None
         return row
 
-    def complete_task(self, task_id: str) -> TaskRow:
+    def complete(self, task_id: str) -> TaskRow:
         """Mark a task done. Nothing waits on a finished task, so `pending` goes back to none."""
-        return self.update_task(task_id, status="done", pending="none")
+        return self.update(task_id, status="done", pending="none")
 
     @guarded
-    def list_tasks(
+    def find(
         self,
         status: str | Iterable[str] | None = None,
         pending: str | Iterable[str] | None = None,
@@ -170,43 +171,27 @@ class WorkMixin(StoreBase):
         params: list[Any] = []
         for column, value in (("status", _values(status)), ("pending", _values(pending))):
             if value is not None:
-                where.append(f"{column} IN ({', '.join('?' for _ in value)})")
+                where.append(where_in(column, value))
                 params.extend(value)
-        sql = "SELECT * FROM tasks"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY n"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [task_row(r) for r in self._all(sql, params)]
+        rows = self.table.rows_where(where_all(where), params, order_by="n", limit=_limit(limit))
+        return [task_row(r) for r in rows]
 
     @guarded
-    def pending_tasks(self, limit: int | None = None) -> list[TaskRow]:
+    def pending(self, limit: int | None = None) -> list[TaskRow]:
         """Seed 000's pending set: `pending != "none"` and not done, oldest first."""
-        sql = f"SELECT * FROM tasks WHERE {PENDING_WHERE} ORDER BY n"
-        params: list[Any] = []
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [task_row(r) for r in self._all(sql, params)]
+        rows = self.table.rows_where(PENDING_WHERE, order_by="n", limit=_limit(limit))
+        return [task_row(r) for r in rows]
 
     @guarded
     def pending_summary(self, limit: int = 3) -> dict[str, tuple[int, list[TaskRow]]]:
         """The pending set by who it waits on: exact count and the oldest `limit` tasks."""
-        counts = {
-            r["pending"]: int(r["c"])
-            for r in self._all(
-                f"SELECT pending, count(*) AS c FROM tasks WHERE {PENDING_WHERE} GROUP BY pending"
-            )
-        }
+        counts = self._pending_counts()
         out: dict[str, tuple[int, list[TaskRow]]] = {}
         for party in PENDING_VALUES[1:]:
             count = counts.get(party, 0)
             rows = (
-                self._all(
-                    f"SELECT * FROM tasks WHERE pending = ? AND {PENDING_WHERE} ORDER BY n LIMIT ?",
-                    (party, int(limit)),
+                self.table.rows_where(
+                    f"pending = ? AND {PENDING_WHERE}", [party], order_by="n", limit=int(limit)
                 )
                 if count
                 else []
@@ -215,64 +200,52 @@ class WorkMixin(StoreBase):
         return out
 
     @guarded
-    def count_tasks(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int]:
         """Counts by lane: open, blocked, done, and pending by who it waits on."""
         out = {"open": 0, "blocked": 0, "done": 0, "user": 0, "assistant": 0, "external": 0}
-        for r in self._all("SELECT status, count(*) AS c FROM tasks GROUP BY status"):
+        for r in self.store.all("SELECT status, count(*) AS c FROM tasks GROUP BY status"):
             out[r["status"]] = r["c"]
-        for r in self._all(
-            f"SELECT pending, count(*) AS c FROM tasks WHERE {PENDING_WHERE} GROUP BY pending"
-        ):
-            out[r["pending"]] = r["c"]
+        out.update(self._pending_counts())
         return out
 
-    # --- reminders ----------------------------------------------------------------------
+    def _pending_counts(self) -> dict[str, int]:
+        rows = self.store.all(
+            f"SELECT pending, count(*) AS c FROM tasks WHERE {PENDING_WHERE} GROUP BY pending"
+        )
+        return {r["pending"]: int(r["c"]) for r in rows}
 
     @guarded
-    def add_reminder(self, text: str, due: str | datetime) -> str:
+    def due_between(
+        self, start: datetime, end: datetime, limit: int | None = None
+    ) -> list[TaskRow]:
+        """Unfinished tasks due in [start, end), earliest first."""
+        rows = _due_in(self.table, "status != 'done'", start, end, limit)
+        return [task_row(r) for r in rows]
+
+
+class Reminders(Records):
+    table_name = "reminders"
+
+    @guarded
+    def add(self, text: str, due: str | datetime) -> str:
         text = text.strip()
         if not text:
             raise ValueError("a reminder needs some text")
         when = parse_when(due)
         if when is None:
             raise ValueError("a reminder needs a due time")
-        with self._write() as c:
-            cur = c.execute(
-                "INSERT INTO reminders (text, due, created_at) VALUES (?, ?, ?)",
-                (text, when, to_iso(utc_now())),
-            )
-        return make_id("reminders", int(cur.lastrowid or 0))
+        n = self.insert({"text": text, "due": when, "created_at": to_iso(utc_now())})
+        return make_id("reminders", n)
 
     @guarded
-    def get_reminder(self, reminder_id: str) -> ReminderRow | None:
-        row = self._one(
-            "SELECT * FROM reminders WHERE n = ?", (parse_id("reminders", reminder_id),)
-        )
+    def get(self, reminder_id: str) -> ReminderRow | None:
+        row = self.row(parse_id("reminders", reminder_id))
         return reminder_row(row) if row is not None else None
 
     @guarded
-    def reminders_between(
+    def between(
         self, start: datetime, end: datetime, limit: int | None = None
     ) -> list[ReminderRow]:
         """Scheduled reminders due in [start, end), earliest first."""
-        sql = (
-            "SELECT * FROM reminders WHERE status = 'scheduled' AND due >= ? AND due < ?"
-            " ORDER BY due, n"
-        )
-        params: list[Any] = [to_iso(start), to_iso(end)]
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [reminder_row(r) for r in self._all(sql, params)]
-
-    @guarded
-    def tasks_due_between(
-        self, start: datetime, end: datetime, limit: int | None = None
-    ) -> list[TaskRow]:
-        """Unfinished tasks due in [start, end), earliest first."""
-        sql = "SELECT * FROM tasks WHERE status != 'done' AND due >= ? AND due < ? ORDER BY due, n"
-        params: list[Any] = [to_iso(start), to_iso(end)]
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [task_row(r) for r in self._all(sql, params)]
+        rows = _due_in(self.table, "status = 'scheduled'", start, end, limit)
+        return [reminder_row(r) for r in rows]

@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own ANNIE_HOME; real models load once per session."""
+"""Shared fixtures: every test gets its own ANNIE_HOME and may get a real SQLite store in it;
+real models load once per session."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from config import Settings, load_settings
+from memory.store import Store
 from models import LLM, STT, TTS, VAD, Embedder, Tokenizer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -109,3 +111,21 @@ def any_llm(request: pytest.FixtureRequest) -> LLM:
     name = "llm" if request.param == "smollm2" else "qwen35_llm"
     model: LLM = request.getfixturevalue(name)
     return model
+
+
+@pytest.fixture
+def settings(annie_home: Path) -> Settings:
+    return load_settings()
+
+
+@pytest.fixture
+def store(settings: Settings) -> Iterator[Store]:
+    with Store.open(settings) as s:
+        yield s
+
+
+@pytest.fixture
+def store_e(settings: Settings, embedder: Embedder) -> Iterator[Store]:
+    """A store that embeds notes with the real all-MiniLM-L6-v2 model."""
+    with Store.open(settings, embedder=embedder) as s:
+        yield s

@@ -1,12 +1,15 @@
 """`python -m bot bench compaction`: a 300-turn tool-heavy session at 32,768 and 4,096 tokens.
 
-For each window it plays the generated trace (compaction.trace) through the real ledger,
-assembler and compactor on a fresh SQLite file, and prints: peak usage, overflows (must be 0),
-compactions per tier, compaction re-prefill tokens per turn with prefix reuse beside a naive
-runtime that recomputes the whole prompt after every edit, prompt tokens evaluated per turn
-on the user's path both ways, and for each of 20 planted facts whether it is still in the
-final context or the persisted checkpoint (exact match). The summarizer is the scripted model
-(real tokenizer, scripted text) unless `--real-summarizer` asks for the small real model.
+For each window it plays the generated trace (testkit.trace) through the real turn (a
+`Session` whose scripted model emits the recorded messages, testkit.sim) on a fresh SQLite
+file, and prints: peak usage, overflows (must be 0), compactions per tier, compaction
+re-prefill tokens per turn as the compactor predicts them (cut to end) and as the idle-time
+re-prefill calls evaluated them, beside a naive runtime that recomputes the whole prompt after
+every edit; prompt tokens the user's calls evaluated per turn with prefix reuse and without
+(all read off the ledger's model calls); and for each of 20 planted facts whether it is still
+in the final context or the persisted checkpoint (exact match). The summarizer is the
+session's scripted model (real tokenizer, scripted text) unless `--real-summarizer` asks for
+the small real model (which then takes the re-prefill too, out of the session model's sight).
 With `--ask-model` (the default on a GPU box) the real model is then asked each fact's question
 after the final context of the largest window it can hold, and its answers are printed.
 """
@@ -22,16 +25,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.runtime import load_system_prompt
-from bot.tools.registry import ActiveTools, default_registry
-from compaction.sim import SimResult, Simulator, scripted_summary
-from compaction.trace import PlantedFact, generate
 from config import Settings, load_settings
 from context.conversation import Conversation
 from memory.store import Store
 from models import LLM, ModelError, load_llm, load_tokenizer
-from models.fakes import ScriptedLLM
 from models.resolver import detect_device
+from testkit.sim import SimResult, simulate, simulator
+from testkit.trace import PlantedFact, generate
 
 HELP = "300-turn tool-heavy session at 32k and 4k windows: usage, tiers, re-prefill, facts"
 
@@ -60,7 +60,7 @@ def _stats(values: list[int]) -> dict[str, float]:
 
 def _facts(result: SimResult, store: Store, planted: list[PlantedFact]) -> list[dict[str, Any]]:
     final = result.prompt()
-    saved = store.latest_checkpoint(result.session_id)
+    saved = store.checkpoints.latest(result.session_id)
     saved_text = json.dumps(saved.data, ensure_ascii=False) if saved else ""
     return [
         {
@@ -103,27 +103,26 @@ def _load_answerer(settings: Settings, windows: list[int]) -> dict[int, LLM]:
 
 
 async def _one(
-    window: int, turns: int, seed: int, summarizer: LLM, codec: Any, home: Path, ask: LLM | None
+    window: int,
+    turns: int,
+    seed: int,
+    summarizer: LLM | None,
+    tokenizer: Any,
+    home: Path,
+    ask: LLM | None,
 ) -> dict[str, Any]:
     settings = load_settings(context={"window": window})
     store = Store(home / f"bench-{window}.db")
-    tools = ActiveTools(default_registry()).prefix_schemas()
-    sim = Simulator(
-        settings,
-        codec,
-        store,
-        system_prompt=load_system_prompt(settings),
-        tools=tools,
-        llm=summarizer,
-    )
     records, planted = generate(turns, seed=seed)
+    options: dict[str, Any] = {"summarizer": summarizer} if summarizer else {}
+    player = simulator(records, settings, tokenizer=tokenizer, store=store, **options)
     t0 = time.perf_counter()
-    result = await sim.run(records)
+    result = await simulate(player)
     elapsed = time.perf_counter() - t0
-    per_turn = result.turns
+    per_turn = result.stats
     out = {
         "window": window,
-        "reserve_output": settings.context.reserved_output,
+        "output_reserve_tokens": settings.context.output_reserve_tokens,
         "fixed_overhead": result.ledger.prefix_cost(result.conv.prefix).total,
         "turns": len(per_turn),
         "peak_used": result.peak,
@@ -136,6 +135,7 @@ async def _one(
         "forced": sum(1 for e in result.events if "forced" in e.detail),
         "tier2_cancelled": result.compactor.tier2_cancelled,
         "reprefill_per_turn": _stats([t.reprefill for t in per_turn]),
+        "reprefill_evaluated_per_turn": _stats([t.reprefill_evaluated for t in per_turn]),
         "reprefill_per_turn_naive": _stats([t.reprefill_naive for t in per_turn]),
         "evaluated_per_turn": _stats([t.evaluated for t in per_turn]),
         "evaluated_per_turn_naive": _stats([t.naive for t in per_turn]),
@@ -155,7 +155,7 @@ def _print(report: dict[str, Any]) -> None:
     )
     rows = [
         ("fixed overhead (tokens)", lambda r: f"{r['fixed_overhead']:,}"),
-        ("reserved output", lambda r: f"{r['reserve_output']:,}"),
+        ("output reserve", lambda r: f"{r['output_reserve_tokens']:,}"),
         ("peak usage", lambda r: f"{r['peak_used']:,} ({r['peak_fraction']:.1%})"),
         ("overflows (must be 0)", lambda r: str(r["overflows"])),
         ("assembler trims", lambda r: str(r["assembler_trims"])),
@@ -164,6 +164,10 @@ def _print(report: dict[str, Any]) -> None:
         (
             "re-prefill/turn mean, max",
             lambda r: "{:,.0f}, {:,}".format(*r["reprefill_per_turn"].values()),
+        ),
+        (
+            "  re-prefill calls evaluated",
+            lambda r: "{:,.0f}, {:,}".format(*r["reprefill_evaluated_per_turn"].values()),
         ),
         (
             "  naive: whole prompt per edit",
@@ -208,13 +212,11 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     tokenizer = load_tokenizer(settings)
     windows = [int(w) for w in str(args.windows).split(",") if w.strip()]
-    summarizer: LLM
+    summarizer: LLM | None = None
+    kind = "scripted (real tokenizer, the session's model)"
     if args.real_summarizer:
         summarizer = load_llm(settings, n_ctx=4096)
         kind = f"real ({summarizer.path.name}, n_ctx 4096)"
-    else:
-        summarizer = ScriptedLLM(tokenizer, scripted_summary, n_ctx=max(windows) + 8192)
-        kind = "scripted (real tokenizer)"
     on = detect_device(settings) == "cuda" if args.ask_model is None else args.ask_model
     ask = _load_answerer(settings, windows) if on else {}
     with tempfile.TemporaryDirectory(prefix="annie-bench-") as tmp:

@@ -50,7 +50,7 @@ def build(
         load_system_prompt(settings), tools.prefix_schemas(), tools.prefix_groups
     )
     conv = Conversation("bench", prefix)
-    limit = ledger.window - ledger.reserve
+    limit = ledger.window - ledger.output_reserve_tokens
     free = limit - ledger.prefix_cost(prefix).total - room - 200
     turns = items // 4
     per_turn = max(40, free // max(1, turns))
@@ -148,14 +148,16 @@ def measure(
     """
     settings = settings_base.model_copy(deep=True)
     settings.context.window = window
-    ledger = Ledger(engine, window=window, reserve_output=settings.context.reserved_output)
+    ledger = Ledger(
+        engine, window=window, output_reserve_tokens=settings.context.output_reserve_tokens
+    )
     probe = Conversation("probe", Prefix(""))
     for n in range(2):
         one_turn(probe, Assembler(settings, ledger), settings, 90_000 + n)
     per_turn = (ledger.usage(probe).total - ledger.prefix_cost(probe.prefix).total) // 2
     # Timed turns take at most a quarter of the free space; the rest is history. Small
     # windows hold few turns, so the conversation is rebuilt (from cache) until enough ran.
-    free = window - settings.context.reserved_output - ledger.prefix_cost(Prefix("x")).total
+    free = window - settings.context.output_reserve_tokens - ledger.prefix_cost(Prefix("x")).total
     per_build = max(2, min(2 * turns, free // 4 // per_turn))
     cold: list[float] = []
     warm: list[float] = []

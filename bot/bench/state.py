@@ -119,9 +119,9 @@ def _fill_tasks(store: Store, n: int, rng: random.Random, now: datetime) -> None
         rows.append(
             {"title": f"{subject} item {i}", "status": status, "pending": pending, "due": due}
         )
-    store.add_tasks(rows)
+    store.tasks.add_many(rows)
     for i in range(n // 20):
-        store.add_reminder(
+        store.reminders.add(
             f"reminder {i} about the {rng.choice(_SUBJECTS)}",
             now + timedelta(minutes=rng.randint(-600, 60 * 24 * 30)),
         )
@@ -142,12 +142,12 @@ def _fill_notes(store: Store, settings: Settings, n: int, rng: random.Random) ->
     from models import load_embedder
 
     embedder = load_embedder(settings)
-    store.embedder = embedder
+    store.notes.embedder = embedder
     batch = 512
     t0 = time.perf_counter()
     for start in range(0, n, batch):
         texts = [_note_text(i, rng) for i in range(start, min(n, start + batch))]
-        store.add_notes([{"text": t, "kind": "note", "source": "bench"} for t in texts])
+        store.notes.add_many([{"text": t, "kind": "note", "source": "bench"} for t in texts])
         done = min(n, start + batch)
         print(f"\r  embedded {done:,}/{n:,} notes", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
@@ -181,7 +181,7 @@ async def _model_answer(settings: Settings, store: Store, n_ctx: int) -> list[fl
     try:
         for question in MODEL_QUESTIONS:
             t0 = time.perf_counter()
-            index = store.work_index()
+            index = store.projections.work_index()
             prompt = llm.render(
                 [
                     {"role": "system", "content": system + "\n\n" + render_index(index)},
@@ -214,10 +214,10 @@ def run(args: argparse.Namespace) -> int:
         fill_s = time.perf_counter() - t0
         # An existing --db file is topped up, so a second run skips the slow embedding.
         embed_s = _fill_notes(store, settings, max(0, args.notes - have[1]), rng)
-        if args.notes and store.embedder is None:
+        if args.notes and store.notes.embedder is None:
             from models import load_embedder
 
-            store.embedder = load_embedder(settings)
+            store.notes.embedder = load_embedder(settings)
         resolver = StateResolver(store, settings, lambda: (13_760, settings.context.window))
 
         state_ms: dict[str, list[float]] = {q: [] for q in STATE_QUESTIONS}
@@ -235,21 +235,21 @@ def run(args: argparse.Namespace) -> int:
         retrieve_ms: list[float] = []
         recall_ms: list[float] = []
         recalled = 0
-        if args.notes and store.embedder is not None:
-            store.search("warm up the vectors")
+        if args.notes and store.notes.embedder is not None:
+            store.notes.search("warm up the vectors")
             for i in range(args.searches):
                 query = SEARCH_QUERIES[i % len(SEARCH_QUERIES)]
                 t = time.perf_counter()
-                vector = store.embedder.embed([query])[0]
+                vector = store.notes.embedder.embed([query])[0]
                 t_embedded = time.perf_counter()
-                store.search(query, limit=10, vector=vector)
+                store.notes.search(query, limit=10, vector=vector)
                 t_done = time.perf_counter()
                 embed_ms.append((t_embedded - t) * 1000.0)
                 retrieve_ms.append((t_done - t_embedded) * 1000.0)
                 search_ms.append((t_done - t) * 1000.0)
             # What a model turn pays before the prompt is built: the same search behind the
             # similarity floor, plus the "any notes at all?" check.
-            embedder = store.embedder
+            embedder = store.notes.embedder
             for i in range(args.searches):
                 query = SEARCH_QUERIES[i % len(SEARCH_QUERIES)]
                 t = time.perf_counter()

@@ -92,7 +92,7 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
     from aiohttp import web
 
     from bot.runtime import Runtime
-    from bot.server import STATE, Engines, create_app, runtime_sessions
+    from bot.server import STATE, Engines, runtime_app
     from bot.voice_session import VoiceSession
     from config import load_settings
     from memory.store import Store
@@ -105,10 +105,10 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
     llm = load_llm(settings, n_ctx=args.window)
     load_s = time.perf_counter() - t_load
     store = Store.open(settings)
-    store.add_task("Send the quarterly invoice", pending="user")
-    store.add_task("Book the dentist", pending="user")
+    store.tasks.add("Send the quarterly invoice", pending="user")
+    store.tasks.add("Book the dentist", pending="user")
     runtime = Runtime(settings, llm=llm, store=store)
-    app = create_app(settings, engines, runtime_sessions(runtime), metrics=store)
+    app = runtime_app(settings, engines, runtime)
     voices: list[VoiceSession] = []
     app[STATE].on_voice_session.append(voices.append)
     runner = web.AppRunner(app)

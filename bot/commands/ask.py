@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
+from bot.tools.approval import executor
+from bot.tools.registry import default_registry
 from config import Settings, load_settings
 from context.state import StateResolver
 from memory.db import StoreError
@@ -53,6 +55,11 @@ class SessionAnswerer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runtime: Any = None
         self._session: Any = None
+
+    @property
+    def session_id(self) -> str:
+        """The model's conversation, once a question needed it ("" before)."""
+        return str(self._session.id) if self._session is not None else ""
 
     def __call__(self, text: str) -> Answer:
         if self._loop is None:
@@ -113,17 +120,18 @@ class Asker:
         error = ""
         try:
             self.store = Store.open(settings)
-            self.session_id = self.store.start_session({"front_end": "ask"})
+            self.session_id = self.store.sessions.start({"front_end": "ask"})
         except StoreError as exc:
             # Still answer what needs no store (time, date); task answers say they can't read.
             error = str(exc)
             print(f"warning: {exc}", file=warn)
-        self.resolver = StateResolver(self.store, settings, store_error=error)
+        run = executor(default_registry(), settings, self.store)
+        self.resolver = StateResolver(self.store, settings, store_error=error, executor=run)
 
     def ask(self, text: str) -> Answer:
         start = time.perf_counter()
         self._log("user", text, role="user")
-        result = self.resolver.resolve(text)
+        result = self.resolver.resolve(text, session_id=self.conversation())
         if result is None:
             answer = self.model(text)
             if not answer.latency_ms:
@@ -137,13 +145,19 @@ class Asker:
         )
         return Answer(result.text, "state", result.sources, round(result.latency_ms, 3))
 
+    def conversation(self) -> str:
+        """The conversation a yes here may answer: the model's session once it has one (it
+        asked; `ask -` answers on a later line), else this run's own. A separate `ask yes`
+        is a conversation of its own, so it can never confirm what another one proposed."""
+        return str(getattr(self.model, "session_id", "") or self.session_id)
+
     def _log(
         self, kind: str, content: str, role: str = "", meta: dict[str, object] | None = None
     ) -> None:
         if self.store is None or not self.session_id:
             return
         try:
-            self.store.append_event(self.session_id, kind, content, role=role, meta=meta)
+            self.store.events.append(self.session_id, kind, content, role=role, meta=meta)
         except StoreError as exc:
             # The answer still goes out; the log problem is reported, not hidden.
             print(f"warning: could not log the {kind}: {exc}", file=self.warn)
@@ -153,7 +167,7 @@ class Asker:
             return
         try:
             if self.session_id:
-                self.store.end_session(self.session_id)
+                self.store.sessions.end(self.session_id)
             self.store.close()
         except StoreError as exc:
             print(f"warning: {exc}", file=self.warn)

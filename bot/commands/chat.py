@@ -46,7 +46,8 @@ def context_table(session: object) -> str:
     total_fixed = sum(fixed.values())
     diff = total_fixed - SEED_FIXED_OVERHEAD
     lines = [
-        f"context: {u.total:,} of {u.window:,} tokens ({u.fraction:.0%}), {u.reserve:,} reserved"
+        f"context: {u.total:,} of {u.window:,} tokens ({u.fraction:.0%}), "
+        f"{u.output_reserve_tokens:,} reserved"
     ]
     lines.append(f"  counted with {'the model tokenizer (exact)' if u.exact else 'an estimate'}")
     lines.append("fixed overhead:")

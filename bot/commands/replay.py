@@ -1,8 +1,8 @@
 """`python -m bot replay TRACE.jsonl [--json] [--window N] [--dump-context PATH]`.
 
-Plays a recorded session through the same ledger, assembler and compaction hooks a live
-session uses (assistant text comes from the trace; nothing is generated) and prints one row
-per turn: tokens used, % of the window, the breakdown by component, and compaction events.
+Plays a recorded session through the real turn (`bot.replay`: a `Session` whose model emits
+the recorded messages and whose tools return the recorded results) and prints one row per
+turn: tokens used, % of the window, the breakdown by component, and compaction events.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.replay import ReplayResult, TraceError, TurnRecord, read_trace
 from config import Settings, load_settings
-from context.replay import ReplayResult, TraceError, read_trace
 
 HELP = "replay a recorded session (JSONL trace) through the ledger, assembler and compaction"
 
 COLUMNS = [
     ("fixed", ("system_prompt", "tool_schemas", "memory_briefing", "notes")),
+    ("state", ("state", "evidence")),
     ("talk", ("conversation", "generation_prompt")),
     ("calls", ("tool_calls",)),
     ("results", ("tool_results",)),
@@ -47,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="count with the vocabulary only; compaction gets no model for summaries",
     )
+
+
+def label(row: TurnRecord) -> str:
+    """The row's content column: the user's words and the tools the turn called."""
+    short = " ".join(row.text.split())
+    short = short if len(short) <= 24 else short[:23] + "…"
+    return f'"{short}"' + (f" + {', '.join(row.tools)}" if row.tools else " + response")
 
 
 def status(row_events: list[dict[str, Any]], overflow: bool, fraction: float, s: Settings) -> str:
@@ -76,20 +84,21 @@ def format_table(result: ReplayResult, settings: Settings) -> str:
         parts = " ".join(
             f"{sum(row.by_component.get(k, 0) for k in keys):>7,}" for _, keys in COLUMNS
         )
+        events = [e.to_json() for e in row.events]
         lines.append(
-            f"{row.turn:>4}  {row.content[:36]:<36} {row.added:>7,} {row.used:>10,} "
-            f"{row.fraction:>6.0%}  {parts}  "
-            + status(row.events, row.overflow, row.fraction, settings)
+            f"{row.turn:>4}  {label(row)[:36]:<36} {row.used - row.used_before:>7,} "
+            f"{row.used:>10,} {row.fraction:>6.0%}  {parts}  "
+            + status(events, row.overflow, row.fraction, settings)
         )
-        for ev in row.events:
+        for ev in events:
             lines.append(
                 f"      tier {ev['tier']}: "
                 f"{ev['tokens_before']:,} -> {ev['tokens_after']:,} tokens, "
                 f"{ev['items_affected']} items, re-prefill {ev['reprefill_tokens']:,}, "
                 f"{ev['duration_ms']:.0f} ms {ev.get('detail', '')}".rstrip()
             )
-    for ev in result.disconnect_events:
-        lines.append(f"      disconnect: tier {ev['tier']} {ev.get('detail', '')}".rstrip())
+    for e in result.disconnect_events:
+        lines.append(f"      disconnect: tier {e.tier} {e.detail}".rstrip())
     s = result.summary()
     lines.append(
         f"peak {s['peak_used']:,} ({s['peak_fraction']:.0%}); overflows {s['overflows']}; "
@@ -107,12 +116,15 @@ async def replay_file(
     settings: Settings | None = None,
     llm: Any = None,
 ) -> tuple[ReplayResult, Settings]:
-    """Replay a trace file; returns the result and the settings it ran with."""
-    from bot.runtime import load_system_prompt
-    from bot.tools.registry import ActiveTools, default_registry
-    from compaction import create_hooks
-    from context.replay import Replayer
+    """Replay a trace file; returns the result and the settings it ran with.
+
+    The recorded turns are played by the scripted model on the configured model's tokenizer
+    and template; the model itself (`llm`, else loaded unless `no_model`) writes tier-2
+    summaries. With `no_model` summaries come from the rules.
+    """
+    from bot.replay import TracePlayer
     from memory.store import Store
+    from models import load_tokenizer
 
     records = read_trace(path)
     head = next((r for r in records if r["type"] == "session"), {})
@@ -120,30 +132,20 @@ async def replay_file(
     chosen = window or int(head.get("window", 0) or 0) or base.context.window
     run_settings = base.model_copy(deep=True)
     run_settings.context.window = chosen
-    factory = create_hooks
     if llm is None and not no_model:
         from models import load_llm
 
         llm = load_llm(run_settings, n_ctx=chosen)
-    engine: Any = llm
-    if engine is None:
-        from models import load_tokenizer
-
-        engine = load_tokenizer(run_settings)
-    active = ActiveTools(default_registry())
     store = Store(db) if db else Store()
     try:
-        replayer = Replayer(
+        player = TracePlayer(
+            records,
             run_settings,
-            engine=engine,
-            system_prompt=load_system_prompt(run_settings),
-            tools=active.prefix_schemas(),
-            tool_groups=active.prefix_groups,
+            tokenizer=load_tokenizer(run_settings),
             store=store,
-            hooks_factory=factory,
-            llm=llm,
+            summarizer=llm,
         )
-        result = await replayer.run(records)
+        result = await player.run()
     finally:
         store.close()
     return result, run_settings

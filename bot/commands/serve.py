@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from aiohttp import web
 
     from bot.runtime import Runtime
-    from bot.server import Engines, check_bind, create_app, runtime_sessions
+    from bot.server import Engines, check_bind, runtime_app
     from config import load_settings
     from models import load_stt, load_tts, load_vad
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print("no embedding model: recall is off and search_memory is lexical only")
     print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.path.name})")
 
-    app = create_app(settings, engines, runtime_sessions(runtime), metrics=runtime.store)
+    app = runtime_app(settings, engines, runtime)
 
     async def close_runtime(_: web.Application) -> None:
         await runtime.close()

@@ -58,11 +58,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         if args.action == "add":
-            task_id = store.add_task(args.text, pending=args.pending, due=args.due, source="cli")
-            row = store.get_task(task_id)
+            task_id = store.tasks.add(args.text, pending=args.pending, due=args.due, source="cli")
+            row = store.tasks.get(task_id)
             print(_line(row) if row else task_id)
         elif args.action == "list":
-            rows = store.list_tasks(status=None if args.all else ["open", "blocked"])
+            rows = store.tasks.find(status=None if args.all else ["open", "blocked"])
             if args.json:
                 print(json.dumps([t.__dict__ for t in rows], ensure_ascii=False))
             elif not rows:
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print("\n".join(_line(t) for t in rows))
         else:
-            row = store.complete_task(args.id)
+            row = store.tasks.complete(args.id)
             print(_line(row))
         return 0
     except (ValueError, NotFoundError) as exc:

@@ -1,4 +1,8 @@
-"""The tool contract: a pydantic argument model, a handler, a group, and a JSON schema.
+"""The tool contract: a pydantic argument model, a handler, a group, metadata, a JSON schema.
+
+The metadata says what the turn and compaction need to know about a tool, so neither lists
+tool names: whether it needs the embedder, whether its result is a table for the page, and
+what kind of record a call makes that a checkpoint must protect.
 
 Handlers never raise into the turn: `Tool.run` turns bad arguments and handler errors into a
 `ToolOutput` with `ok=False` and a message the model can read and act on.
@@ -11,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
+
+from compaction.protected import ProtectedKind
 
 if TYPE_CHECKING:
     from config import Settings
@@ -47,9 +53,13 @@ class Tool:
     args: type[BaseModel]
     handler: Handler
     group: str = "core"
-    # Destructive tools go through an approval: the exact parameters are stored and "yes"
-    # executes the stored ones, never freshly generated ones.
-    destructive: bool = False
+    # The runner hands the handler the embedder (loading it on first use) only when this is set.
+    needs_embedder: bool = False
+    # The result's `data` holds a title, columns and rows for the page (a `TableEvent`).
+    produces_table: bool = False
+    # What a call records that compaction must keep verbatim in every checkpoint (the
+    # call's main argument): a task, a reminder, a note, an approval. None: nothing.
+    protects: ProtectedKind | None = None
 
     def schema(self) -> dict[str, Any]:
         params = self.args.model_json_schema()

@@ -61,22 +61,22 @@ def _page(text: str, offset: int, item_id: str) -> str:
 def _by_id(store: Store, item_id: str, offset: int) -> str:
     key = item_id.strip()
     if key.startswith("ev-"):
-        ev = store.get_event(key)
+        ev = store.events.get(key)
         if ev is None:
             return f"{key}: no such event"
         head = f"{ev.id} ({ev.kind}{', ' + ev.name if ev.name else ''}, {ev.created_at[:19]}):"
         return head + "\n" + _page(ev.content, offset, ev.id)
     if key.startswith("task-"):
-        task = store.get_task(key)
+        task = store.tasks.get(key)
         if task is None:
             return f"{key}: no such task"
         due = task.due or "-"
         return f"{task.id} [{task.status}, waiting on {task.pending}, due {due}] {task.title}"
     if key.startswith("note-"):
-        note = store.get_note(key)
+        note = store.notes.get(key)
         return f"{note.id} ({note.kind}): {note.text}" if note else f"{key}: no such note"
     if key.startswith("appr-"):
-        appr = store.get_approval(key)
+        appr = store.approvals.get(key)
         if appr is None:
             return f"{key}: no such approval"
         return (
@@ -92,7 +92,9 @@ def _turns(store: Store, session_id: str, ids: list[str]) -> str:
         return 'error: with type="turns", ids are turn numbers, e.g. ["3", "5"]'
     first, last = min(numbers), max(numbers)
     lines = []
-    for ev in store.events(session_id, kinds=["user", "assistant", "state_answer", "tool_call"]):
+    for ev in store.events.find(
+        session_id, kinds=["user", "assistant", "state_answer", "tool_call"]
+    ):
         turn = ev.meta.get("turn")
         if isinstance(turn, int) and first <= turn <= last and ev.content.strip():
             who = {"user": "User", "tool_call": f"Call {ev.name}"}.get(ev.kind, "Annie")
@@ -105,13 +107,13 @@ async def get_context(args: GetContextArgs, ctx: ToolContext) -> ToolOutput:
     if args.type == "turns":
         return ToolOutput(_turns(store, ctx.session_id, args.ids))
     if args.type == "tasks":
-        rows = store.list_tasks()
+        rows = store.tasks.find()
         text = "\n".join(f"{t.id} [{t.status}, waiting on {t.pending}] {t.title}" for t in rows)
         return ToolOutput(text or "There are no unfinished tasks.")
     if args.ids:
         return ToolOutput("\n\n".join(_by_id(store, i, args.offset) for i in args.ids))
     if args.query:
-        hits = store.search(args.query, limit=5)
+        hits = store.notes.search(args.query, limit=5)
         if not hits:
             return ToolOutput(
                 f"Nothing matched {args.query!r}. Try other words; "
@@ -119,7 +121,7 @@ async def get_context(args: GetContextArgs, ctx: ToolContext) -> ToolOutput:
             )
         return ToolOutput("\n".join(f"{h.id} ({h.kind}): {h.text}" for h in hits))
     if args.type == "notes":
-        hits = store.search("note", limit=10)
+        hits = store.notes.search("note", limit=10)
         return ToolOutput("\n".join(f"{h.id}: {h.text}" for h in hits) or "There are no notes.")
     return ToolOutput("error: give ids, a query, or a type (turns, tasks, notes)", ok=False)
 

@@ -1,15 +1,14 @@
 """Memory tools for the model: notes, search, tasks and reminders, in the "memory" group.
 
 Each tool has typed pydantic arguments (their JSON schema is what the model sees) and a
-handler over the store. A destructive tool never acts when the model calls it: it stores
-the exact parameters as an approval and answers "Approval needed". When the user says yes,
-`execute_approved` (or the state path, through `run_stored`) runs the stored parameters,
-never freshly generated ones, and only while the approval is pending and unexpired.
+handler over the store. Handlers do what they say; a tool the approval policy table marks
+(`memory.approvals.POLICY`: delete_note here) is wrapped by `bot.tools.approval.guarded`
+when the model calls it, so it only asks, and its handler runs on the user's yes with the
+stored parameters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -17,10 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.base import Tool, ToolContext, ToolOutput
 from memory.db import NotFoundError
-from memory.rows import ApprovalRow, Hit, TaskRow, parse_when
+from memory.rows import Hit, TaskRow, parse_when
 
 if TYPE_CHECKING:
-    from config import Settings
     from memory.store import Store
 
 GROUP = "memory"
@@ -69,6 +67,13 @@ class SetReminderArgs(_Args):
 class DeleteNoteArgs(_Args):
     note_id: str = Field(description="The note id, e.g. note-12.")
 
+    def preview(self, store: Store) -> str:
+        """What the user is asked to approve: the note itself (NotFoundError if missing)."""
+        note = store.notes.get(self.note_id)
+        if note is None:
+            raise NotFoundError(f"no note {self.note_id}")
+        return f"{note.id}: '{note.text[:80]}'"
+
 
 def _store(ctx: ToolContext) -> Store:
     if ctx.store is None:
@@ -92,20 +97,20 @@ def _when(value: str | None) -> datetime | None:
     return datetime.fromisoformat(stamp).astimezone(UTC) if stamp else None
 
 
-# --- the actions, shared by the tool handlers and approved executions ------------------
+# --- the actions ----------------------------------------------------------------------
 
 
 def save_note(args: SaveNoteArgs, store: Store, embedder: Any, source: str) -> ToolOutput:
     embedding = None
-    if store.embedder is None and embedder is not None:
+    if store.notes.embedder is None and embedder is not None:
         embedding = embedder.embed([args.text])[0]
-    note_id = store.add_note(args.text, kind=args.kind, source=source, embedding=embedding)
+    note_id = store.notes.add(args.text, kind=args.kind, source=source, embedding=embedding)
     return ToolOutput(f"Saved {note_id}.", data={"id": note_id})
 
 
 def search_memory(args: SearchMemoryArgs, store: Store) -> ToolOutput:
     kinds = [args.kind] if args.kind else None
-    hits = store.search(
+    hits = store.notes.search(
         args.query, kinds=kinds, since=_when(args.since), until=_when(args.until), limit=args.limit
     )
     if not hits:
@@ -122,20 +127,20 @@ def search_memory(args: SearchMemoryArgs, store: Store) -> ToolOutput:
 
 
 def create_task(args: CreateTaskArgs, store: Store, source: str) -> ToolOutput:
-    task_id = store.add_task(args.title, pending=args.pending, due=args.due, source=source)
-    row = store.get_task(task_id)
+    task_id = store.tasks.add(args.title, pending=args.pending, due=args.due, source=source)
+    row = store.tasks.get(task_id)
     return ToolOutput(f"Created {_task_line(row) if row else task_id}.", data={"id": task_id})
 
 
 def complete_task(args: TaskIdArgs, store: Store) -> ToolOutput:
-    row = store.complete_task(args.task_id)
+    row = store.tasks.complete(args.task_id)
     return ToolOutput(f"Done: {row.id} {row.title}.", data={"id": row.id})
 
 
 def list_tasks(args: ListTasksArgs, store: Store) -> ToolOutput:
     status: list[str] | None
     status = {"unfinished": ["open", "blocked"], "all": None}.get(args.status, [args.status])
-    rows = store.list_tasks(status=status, pending=args.pending, limit=args.limit)
+    rows = store.tasks.find(status=status, pending=args.pending, limit=args.limit)
     table = {
         "columns": ["id", "title", "status", "pending", "due"],
         "rows": [[t.id, t.title, t.status, t.pending, t.due or ""] for t in rows],
@@ -146,8 +151,8 @@ def list_tasks(args: ListTasksArgs, store: Store) -> ToolOutput:
 
 
 def set_reminder(args: SetReminderArgs, store: Store) -> ToolOutput:
-    reminder_id = store.add_reminder(args.text, args.due)
-    row = store.get_reminder(reminder_id)
+    reminder_id = store.reminders.add(args.text, args.due)
+    row = store.reminders.get(reminder_id)
     return ToolOutput(
         f"Reminder {reminder_id} set for {row.due if row else args.due}: {args.text}.",
         data={"id": reminder_id},
@@ -155,58 +160,11 @@ def set_reminder(args: SetReminderArgs, store: Store) -> ToolOutput:
 
 
 def delete_note(args: DeleteNoteArgs, store: Store) -> ToolOutput:
-    note = store.get_note(args.note_id)
+    note = store.notes.get(args.note_id)
     if note is None:
         raise NotFoundError(f"no note {args.note_id}")
-    store.delete_note(note.id)
+    store.notes.delete(note.id)
     return ToolOutput(f"deleted {note.id} ({note.text[:60]})", data={"id": note.id})
-
-
-# Destructive actions, run only from a stored approval.
-_DESTRUCTIVE: dict[str, tuple[type[BaseModel], Callable[[Any, Store], ToolOutput]]] = {
-    "delete_note": (DeleteNoteArgs, delete_note),
-}
-
-
-def run_stored(approval: ApprovalRow, store: Store, settings: Settings) -> tuple[bool, str]:
-    """Run an approved action with its stored parameters: (ok, what happened)."""
-    entry = _DESTRUCTIVE.get(approval.tool)
-    if entry is None:
-        return False, f"{approval.tool} is not a memory action"
-    model, action = entry
-    try:
-        out = action(model.model_validate(approval.params), store)
-    except (NotFoundError, ValueError) as exc:
-        return False, str(exc)
-    return out.ok, out.content
-
-
-def execute_approved_sync(approval_id: str, ctx: ToolContext) -> ToolOutput:
-    store = _store(ctx)
-    approval = store.get_approval(approval_id)
-    if approval is None:
-        return ToolOutput(f"error: no approval {approval_id}", ok=False)
-    if approval.status != "pending":
-        return ToolOutput(f"error: approval {approval.id} is already {approval.status}", ok=False)
-    if approval.expired():
-        store.resolve_approval(approval.id, "expired", "execution came after expiry")
-        return ToolOutput(
-            f"error: approval {approval.id} expired at {approval.expires_at}; nothing was done. "
-            "Ask the user again if it is still wanted.",
-            ok=False,
-        )
-    try:
-        store.resolve_approval(approval.id, "approved")
-    except ValueError as exc:  # answered meanwhile: it runs at most once
-        return ToolOutput(f"error: {exc}", ok=False)
-    ok, what = run_stored(approval, store, ctx.settings)
-    store.resolve_approval(approval.id, "executed" if ok else "failed", what)
-    return ToolOutput(what if ok else f"error: {what}", ok=ok, data={"approval_id": approval.id})
-
-
-async def execute_approved(approval_id: str, ctx: ToolContext) -> ToolOutput:
-    """Execute an approval the user confirmed: exactly the stored tool and parameters."""
-    return execute_approved_sync(approval_id, ctx)
 
 
 # --- tool handlers ---------------------------------------------------------------------
@@ -240,21 +198,8 @@ async def _set_reminder(args: SetReminderArgs, ctx: ToolContext) -> ToolOutput:
     return set_reminder(args, _store(ctx))
 
 
-async def _request_delete_note(args: DeleteNoteArgs, ctx: ToolContext) -> ToolOutput:
-    store = _store(ctx)
-    note = store.get_note(args.note_id)
-    if note is None:
-        return ToolOutput(f"error: no note {args.note_id}; nothing to delete", ok=False)
-    params = args.model_dump()
-    ttl = ctx.settings.tools.approval_ttl_s
-    approval_id = store.request_approval(
-        "delete_note", params, requester=ctx.session_id or "assistant", ttl_s=ttl
-    )
-    return ToolOutput(
-        f"Approval needed: delete {note.id} ('{note.text[:80]}'). Ask the user to confirm; "
-        f"approval {approval_id} expires in {ttl} seconds.",
-        data={"approval_id": approval_id, "tool": "delete_note", "params": params},
-    )
+async def _delete_note(args: DeleteNoteArgs, ctx: ToolContext) -> ToolOutput:
+    return delete_note(args, _store(ctx))
 
 
 def memory_tools() -> list[Tool]:
@@ -266,6 +211,8 @@ def memory_tools() -> list[Tool]:
             SaveNoteArgs,
             _save_note,
             GROUP,
+            needs_embedder=True,
+            protects="note",
         ),
         Tool(
             "search_memory",
@@ -273,6 +220,7 @@ def memory_tools() -> list[Tool]:
             SearchMemoryArgs,
             _search_memory,
             GROUP,
+            needs_embedder=True,
         ),
         Tool(
             "create_task",
@@ -280,6 +228,7 @@ def memory_tools() -> list[Tool]:
             CreateTaskArgs,
             _create_task,
             GROUP,
+            protects="task",
         ),
         Tool("complete_task", "Mark a task done by id.", TaskIdArgs, _complete_task, GROUP),
         Tool(
@@ -295,13 +244,13 @@ def memory_tools() -> list[Tool]:
             SetReminderArgs,
             _set_reminder,
             GROUP,
+            protects="reminder",
         ),
         Tool(
             "delete_note",
             "Delete a saved note by id. Needs the user's confirmation.",
             DeleteNoteArgs,
-            _request_delete_note,
+            _delete_note,
             GROUP,
-            destructive=True,
         ),
     ]

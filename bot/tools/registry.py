@@ -98,6 +98,10 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def protects(self) -> dict[str, str]:
+        """Tool name -> the kind of record its calls make that compaction must keep."""
+        return {name: t.protects for name, t in self._tools.items() if t.protects}
+
     def schemas(self, groups: Iterable[str]) -> list[dict[str, Any]]:
         return [tool_schema(t) for g in groups if g in self.groups for t in self.groups[g].tools]
 

@@ -1,4 +1,4 @@
-"""Running the model's tool calls for a session: log, run (bounded, cancellable), admit.
+"""Running the model's tool calls for a turn: log, run (bounded, cancellable), admit.
 
 Each call is logged before it runs and its result after; the result (an error included) is
 admitted by the assembler, so the model reads it on the next round. A call to a tool whose
@@ -6,7 +6,8 @@ group is not loaded gets an error naming the group to load. Arguments are typed 
 schema first; ones that do not fit are an error result and the tool does not run. An
 unreadable call is answered with an example in the model's own dialect. A barge-in cancels
 the running tool; a tool that overruns tools.timeout_s is stopped. Nothing here raises into
-the turn.
+the turn. The runner sees only a `TurnContext`, never the session: what a tool needs is in
+its metadata (`Tool.needs_embedder`, `Tool.produces_table`), not in a list of names here.
 """
 
 from __future__ import annotations
@@ -14,24 +15,47 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from bot.events import ErrorEvent, Event, TableEvent, ToolCallEvent, ToolResultEvent
+from bot.tools.approval import guarded
 from bot.tools.base import ToolContext, ToolOutput
-from context.conversation import Item
-from models.base import ToolCall
+from bot.tools.registry import ActiveTools
+from config import Settings
+from context.assembler import Assembler
+from context.conversation import Conversation, Item
+from models.base import Embedder, ToolCall, ToolDialect
 from models.toolcalls import ArgumentError, call_example, coerce_arguments
 
-if TYPE_CHECKING:
-    from bot.session import Session
+
+@dataclass
+class TurnContext:
+    """What one turn's tool rounds use: built by the session for each model turn."""
+
+    session_id: str
+    settings: Settings
+    conv: Conversation
+    assembler: Assembler
+    tools: ActiveTools
+    # Appends one event to the session's log: (kind, content, turn_id, **fields) -> event id.
+    log: Callable[..., str]
+    # Set on barge-in: the running tool is stopped.
+    cancel: asyncio.Event
+    # A memory Store.
+    store: Any
+    # The embedder, loaded on first use; asked for only by tools that need it.
+    embedder: Callable[[], Embedder | None]
+    # How the loaded model writes a call, for the example shown after an unreadable one.
+    dialect: ToolDialect
 
 
 class ToolRunner:
-    """The tool rounds of one session."""
+    """The tool rounds of one turn."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, ctx: TurnContext) -> None:
+        self.ctx = ctx
 
     async def run_calls(
         self,
@@ -42,7 +66,7 @@ class ToolRunner:
         errors: list[Any],
     ) -> AsyncIterator[Event]:
         """Record the assistant's calls, run them, admit every result (errors included)."""
-        s = self.session
+        s = self.ctx
         call_json = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
         msg_id = s.log(
             "assistant", text, turn_id, role="assistant", meta={"raw": raw, "tool_calls": call_json}
@@ -79,7 +103,8 @@ class ToolRunner:
                 ok=output.ok,
             )
             yield ToolResultEvent(turn_id, call.id, call.name, output.ok, output.content[:240])
-            if call.name == "render_table" and output.ok:
+            tool = s.tools.callable(call.name)
+            if tool is not None and tool.produces_table and output.ok:
                 data = output.data
                 yield TableEvent(
                     turn_id, str(data.get("title", "")), list(data["columns"]), list(data["rows"])
@@ -87,7 +112,7 @@ class ToolRunner:
         for n, err in enumerate(errors, start=1):
             content = (
                 f"error: your tool call could not be read ({err.reason}). Write it like this, "
-                f"or answer without it:\n{call_example(s.runtime.llm.tool_dialect)}"
+                f"or answer without it:\n{call_example(s.dialect)}"
             )
             call_id = f"bad_{s.conv.turn}_{n}"
             result_id = s.log(
@@ -104,7 +129,7 @@ class ToolRunner:
             yield ErrorEvent(f"unreadable tool call: {err.reason}", where="tool_call")
 
     async def run_tool(self, call: ToolCall, turn_id: str) -> ToolOutput:
-        s = self.session
+        s = self.ctx
         tool = s.tools.callable(call.name)
         if tool is None:
             loaded = ", ".join(t for g in s.tools.loaded for t in self.group_tools(g))
@@ -123,16 +148,15 @@ class ToolRunner:
             return ToolOutput(f"error: bad arguments for {tool.name}: {exc}", ok=False)
         ctx = ToolContext(
             settings=s.settings,
-            store=s.runtime.store,
-            embedder=None,
-            session_id=s.id,
+            store=s.store,
+            embedder=s.embedder() if tool.needs_embedder else None,
+            session_id=s.session_id,
             turn_id=turn_id,
             load_group=s.tools.load,
         )
-        if tool.name in ("save_note", "search_memory"):
-            ctx.embedder = s.runtime.embedder
-        task = asyncio.ensure_future(tool.run(arguments, ctx))
-        stop = asyncio.ensure_future(s.cancel_event.wait())
+        # A tool the approval policy marks only asks here; the user's yes runs it.
+        task = asyncio.ensure_future(guarded(tool).run(arguments, ctx))
+        stop = asyncio.ensure_future(s.cancel.wait())
         timeout = s.settings.tools.timeout_s
         done, _ = await asyncio.wait(
             {task, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
@@ -143,13 +167,13 @@ class ToolRunner:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
-        if s.cancel_event.is_set():
+        if s.cancel.is_set():
             return ToolOutput(f"error: {call.name} was cancelled: the user interrupted", ok=False)
         return ToolOutput(
             f"error: {call.name} took longer than {timeout:g} s and was stopped", ok=False
         )
 
     def group_tools(self, group: str) -> list[str]:
-        s = self.session
+        s = self.ctx
         found = s.tools.registry.groups.get(group)
         return [t.name for t in found.tools] if found else []

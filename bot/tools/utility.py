@@ -99,5 +99,6 @@ def utility_tools() -> list[Tool]:
             RenderTableArgs,
             render_table,
             GROUP,
+            produces_table=True,
         ),
     ]

@@ -129,6 +129,9 @@ function onEvent(ev) {
     case "table":
       view.table(ev);
       break;
+    case "approval":
+      view.approval(ev);
+      break;
     case "context":
       view.meter(ev);
       break;
@@ -338,6 +341,17 @@ function init() {
       connect().catch(() => {});
     }
   });
+  // Approve and Deny answer exactly as a spoken yes or no would; the server checks that the
+  // approval shown is still the one waiting.
+  for (const [button, decision] of [["approve", "yes"], ["deny", "no"]]) {
+    $(button).addEventListener("click", () => {
+      const { id } = $("approval").dataset;
+      if (!id) return;
+      for (const b of $("approval").querySelectorAll("button")) b.disabled = true;
+      view.userSaid(decision, { typed: true });
+      if (!send({ type: "approval", id, decision })) view.error("Not connected: the answer was not sent.");
+    });
+  }
   $("error-close").addEventListener("click", () => view.error(""));
   window.addEventListener("online", () => state.wanted && !state.pc && connect().catch(() => {}));
   window.addEventListener("offline", () => view.connection("offline", "network lost"));

@@ -1,5 +1,6 @@
-// Rendering of the session's data-channel events: captions, tool calls, tables, the context
-// meter with its compaction log, and per-turn latency. No network code lives here.
+// Rendering of the session's data-channel events: captions, tool calls, tables, the approval
+// waiting for the user, the context meter with its compaction log, and per-turn latency. No
+// network code lives here.
 
 const $ = (id) => document.getElementById(id);
 
@@ -121,6 +122,17 @@ export class View {
     li.append(table);
     $("log").append(li);
     scrollLog();
+  }
+
+  // The approval a yes would answer, with its exact parameters; an empty id hides it.
+  approval(ev) {
+    const card = $("approval");
+    card.dataset.id = ev.id;
+    card.hidden = !ev.id;
+    $("approval-text").textContent = ev.text || "";
+    $("approval-params").textContent = ev.id ? `${ev.tool} ${JSON.stringify(ev.params)}` : "";
+    for (const button of card.querySelectorAll("button")) button.disabled = !ev.id;
+    if (ev.id) scrollLog();
   }
 
   meter(ev) {

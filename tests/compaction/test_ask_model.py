@@ -5,21 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.bench.compaction import ask_facts
-from compaction.sim import Simulator
-from compaction.trace import generate
 from config import Settings
 from memory.store import Store
-from models import LLM
-from models.fakes import ScriptedLLM
+from models import LLM, Tokenizer
+from testkit.sim import simulate, simulator
+from testkit.trace import generate
+
+from .test_long_session import trace_tools
 
 
 async def test_each_planted_fact_gets_the_models_answer(
-    llm: LLM, settings: Settings, summarizer: ScriptedLLM, tmp_path: Path
+    llm: LLM, tokenizer: Tokenizer, settings: Settings, tmp_path: Path
 ) -> None:
     store = Store(tmp_path / "annie.db")
-    sim = Simulator(settings, llm, store, system_prompt="You are Annie.", llm=summarizer)
     records, planted = generate(24, seed=5, result_words=(40, 80))
-    result = await sim.run(records)
+    sim = simulator(
+        records,
+        settings,
+        tokenizer=tokenizer,
+        store=store,
+        system_prompt="You are Annie.",
+        registry=trace_tools(),
+    )
+    result = await simulate(sim)
     facts = planted[-3:]
     answers = await ask_facts(llm, result.conv, facts, max_tokens=12)
     store.close()

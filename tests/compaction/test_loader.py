@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.tools.registry import default_registry
 from compaction.briefing import build_briefing, previous_session
 from compaction.checkpoint import Checkpoint
 from memory.store import Store
@@ -12,7 +13,7 @@ from models import Tokenizer
 
 def test_no_previous_session_gives_an_empty_briefing(tmp_path: Path, tokenizer: Tokenizer) -> None:
     store = Store(tmp_path / "annie.db")
-    current = store.start_session()
+    current = store.sessions.start()
     briefing = build_briefing(store, budget=750, count=tokenizer.count, current_session_id=current)
     assert briefing.text == "" and briefing.tokens == 0 and not briefing.rebuilt_from_log
 
@@ -21,7 +22,7 @@ def test_a_crash_after_tier2_merges_the_checkpoint_with_the_later_log(
     tmp_path: Path, tokenizer: Tokenizer
 ) -> None:
     store = Store(tmp_path / "annie.db")
-    sid = store.start_session()
+    sid = store.sessions.start()
     early = Checkpoint(
         goal="plan the birthday",
         corrections=["actually my sister's name is Ana, not Anna"],
@@ -29,13 +30,14 @@ def test_a_crash_after_tier2_merges_the_checkpoint_with_the_later_log(
         covers=["ev-1", "ev-20"],
         turns=10,
     )
-    ckpt = store.save_checkpoint(sid, 2, early.to_json(), early.summary, [])
-    store.append_event(sid, "user", "The venue reference is QX-7731.")
-    store.append_event(sid, "assistant", "Noted.")
-    store.append_event(sid, "tool_call", '{"text": "Cake from Rosa\'s"}', name="save_note")
-    current = store.start_session()
+    ckpt = store.checkpoints.save(sid, 2, early.to_json(), early.summary, [])
+    store.events.append(sid, "user", "The venue reference is QX-7731.")
+    store.events.append(sid, "assistant", "Noted.")
+    store.events.append(sid, "tool_call", '{"text": "Cake from Rosa\'s"}', name="save_note")
+    current = store.sessions.start()
 
-    prev = previous_session(store, current)
+    # A crashed session's tool calls are read through the tools' own metadata.
+    prev = previous_session(store, current, default_registry().protects())
     assert prev.rebuilt_from_log and prev.checkpoint_id == ckpt
     assert prev.checkpoint.corrections == early.corrections  # from the tier-2 checkpoint
     assert "QX-7731" in prev.checkpoint.ids  # from the log after it
@@ -51,17 +53,17 @@ def test_the_briefing_stays_within_its_budget_most_important_first(
     tmp_path: Path, tokenizer: Tokenizer
 ) -> None:
     store = Store(tmp_path / "annie.db")
-    sid = store.start_session()
+    sid = store.sessions.start()
     cp = Checkpoint(
         goal="plan the birthday",
         corrections=["actually my sister's name is Ana, not Anna"],
         facts=[f"My cousin number {i} lives in town {i}." for i in range(30)],
         summary="We planned a party.",
     )
-    store.save_checkpoint(sid, 3, cp.to_json(), cp.summary, [])
-    store.add_task("Order the cake", pending="user")
-    note = store.add_note("The bakery on Elm Street closes at six.")
-    current = store.start_session()
+    store.checkpoints.save(sid, 3, cp.to_json(), cp.summary, [])
+    store.tasks.add("Order the cake", pending="user")
+    note = store.notes.add("The bakery on Elm Street closes at six.")
+    current = store.sessions.start()
     small = build_briefing(store, budget=60, count=tokenizer.count, current_session_id=current)
     assert 0 < small.tokens <= 60 and small.dropped > 0
     assert small.text.startswith("Last conversation (")
@@ -70,4 +72,6 @@ def test_the_briefing_stays_within_its_budget_most_important_first(
     assert big.tokens <= 750
     assert "Correction: actually my sister's name is Ana, not Anna" in big.text
     assert "Order the cake" in big.text
-    assert "Note: The bakery on Elm Street closes at six." in big.text and note in big.source_ids
+    # Notes are their own section, never a text marker a reader would parse back.
+    assert big.notes == ["The bakery on Elm Street closes at six."] and note in big.source_ids
+    assert "The bakery" not in big.text

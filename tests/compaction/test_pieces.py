@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from bot.tools.registry import default_registry
 from compaction.checkpoint import Checkpoint, merge, missing_items, render
 from compaction.monitor import Action, MonitorState, decide, due_tier
-from compaction.prefix import CacheModel, Segment, reprefill_tokens, shared_tokens
 from compaction.protected import LogEntry, extract, find_ids, is_correction, sentences
 from compaction.summarize import parse_summary
 from compaction.tier1 import ItemView, plan_tier1
@@ -76,25 +76,6 @@ def test_tier1_stops_at_the_target() -> None:
     assert plan.used_after == 3250
 
 
-def test_reprefill_costs_from_the_first_edit_to_the_end() -> None:
-    before = [Segment("head", 1000), Segment("a", 100), Segment("b", 400), Segment("c", 50)]
-    after = [Segment("head", 1000), Segment("a", 100), Segment("b'", 20), Segment("c", 50)]
-    assert shared_tokens(before, after) == 1100
-    assert reprefill_tokens(before, after) == 70
-    appended = [*before, Segment("d", 30)]
-    assert reprefill_tokens(before, appended) == 30
-
-
-def test_cache_model_counts_reuse_against_the_naive_baseline() -> None:
-    cache = CacheModel()
-    first = [Segment("head", 1000), Segment("u1", 20)]
-    assert cache.evaluate(first) == 1020
-    second = [*first, Segment("a1", 50), Segment("u2", 10)]
-    assert cache.evaluate(second) == 60
-    assert cache.naive == 1020 + 1080
-    assert cache.reused == 1020
-
-
 def test_corrections_facts_and_ids_come_from_the_words_not_the_model() -> None:
     text = "Thanks. Actually my sister's name is Ana, not Anna. See you."
     assert is_correction(text)
@@ -107,7 +88,7 @@ def test_corrections_facts_and_ids_come_from_the_words_not_the_model() -> None:
         LogEntry("ev-5", "tool_call", "", "create_task", {"title": "Call the plumber"}),
         LogEntry("ev-6", "tool_call", "", "fetch_webpage", {"url": "https://example.org/a-1"}),
     ]
-    cp = extract(entries)
+    cp = extract(entries, default_registry().protects())
     assert cp.corrections == ["actually my sister's name is Ana, not Anna"]
     assert "My dentist is Dr. Okafor on Elm Street." in cp.facts
     assert cp.ids == ["QX-7731"]
@@ -120,6 +101,15 @@ def test_corrections_facts_and_ids_come_from_the_words_not_the_model() -> None:
         "#40213",
         "https://x.org/p?q=1",
     ]
+
+
+def test_protected_kinds_come_from_each_tools_metadata() -> None:
+    protects = default_registry().protects()
+    assert protects == {"save_note": "note", "create_task": "task", "set_reminder": "reminder"}
+    # Only the metadata names what a call records: a tool without it protects nothing.
+    entry = LogEntry("ev-1", "tool_call", "", "create_task", {"title": "Call the plumber"})
+    assert extract([entry]).commitments == []
+    assert extract([entry], protects).commitments == ["Call the plumber"]
 
 
 def test_a_later_checkpoint_never_drops_an_earlier_ones_fields() -> None:

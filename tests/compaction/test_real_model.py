@@ -1,9 +1,11 @@
-"""Tier 2 on the real small model: it yields to a user turn, completes later, keeps what matters.
+"""Tier 2 on the real small model, in a live session: it yields to a user turn, completes later.
 
-The model (SmolLM2-135M; a 1,024-token window keeps CPU prefill short) writes the descriptive
-part of the checkpoint under the JSON grammar; the protected items come from the tables and the
-log, and the finished context is checked for them. After compacting, the new prompt is
-re-prefilled in idle time, so the next call evaluates only its own new tokens.
+The session plays a generated trace (its turns are the scripted model's); the real model
+(SmolLM2-135M; a 1,024-token window keeps CPU prefill short) writes the descriptive part of
+the checkpoint under the JSON grammar and takes the idle-time re-prefill. The protected items
+come from the tables and the log, and the finished context is checked for them. After
+compacting, the new prompt was re-prefilled in idle time, so the next call evaluates only its
+own new tokens.
 """
 
 from __future__ import annotations
@@ -11,79 +13,85 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from compaction.sim import Simulator
-from compaction.tables import approval_params
-from compaction.trace import generate
 from config import load_settings
+from memory.approvals import params_text
 from memory.store import Store
-from models import LLM
+from models import LLM, Tokenizer
+from testkit.sim import compactor
+from testkit.trace import generate
 
-from .test_long_session import CORRECTION, PARAMS, TASK_TITLE
+from .test_long_session import CORRECTION, PARAMS, TASK_TITLE, long_session
 
 SYSTEM_PROMPT = "You are Annie, a warm and concise voice assistant. Speak in short sentences."
 
 
-async def test_tier2_on_the_real_model_yields_then_completes(llm: LLM, tmp_path: Path) -> None:
+async def _started(llm: LLM, before: object, timeout_s: float = 60.0) -> None:
+    """Wait until `llm` starts a call after `before` (its stats object of the last call)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout_s
+    while llm.last_stats is before:
+        assert loop.time() < end, "the summary call never started"
+        await asyncio.sleep(0.005)
+
+
+async def test_tier2_on_the_real_model_yields_then_completes(
+    llm: LLM, tokenizer: Tokenizer, tmp_path: Path
+) -> None:
     settings = load_settings(
         context={"window": 1024, "reserve_output": 128},
         compaction={"summary_max_tokens": 48},
     )
     store = Store(tmp_path / "annie.db")
-    task_id = store.add_task(TASK_TITLE, pending="user")
-    store.request_approval("send_email", PARAMS, requester="annie", ttl_s=86_400)
-    sim = Simulator(settings, llm, store, system_prompt=SYSTEM_PROMPT, llm=llm, idle=False)
     records, _ = generate(60, seed=3)
-    records = [
-        {"type": "user", "text": CORRECTION},
-        {"type": "assistant", "text": "Thanks, Ana it is."},
-        *records,
-    ]
-    compactor, conv, ledger = sim.compactor, sim.conv, sim.ledger
-    rest = iter(records)
-    for record in rest:
-        if record["type"] == "user":
-            await sim.end_turn()
-            if compactor.tier2_pending:
-                break
-        await sim.feed(record)
-    assert compactor.tier2_pending, "the trace never reached the tier-2 threshold"
-    assert ledger.usage(conv).fraction >= settings.compaction.tier2_threshold
+    player, task_id = long_session(
+        records,
+        settings,
+        tokenizer=tokenizer,
+        store=store,
+        system_prompt=SYSTEM_PROMPT,
+        summarizer=llm,
+    )
+    session = player.session
+    hooks = compactor(session)
+    before = llm.last_stats
+    # Turns until one queues tier 2; idle work then starts it on the real model at once.
+    while not hooks.tier2_pending:
+        assert not player.done, "the trace never reached the tier-2 threshold"
+        before = llm.last_stats
+        await player.turn(idle=False)
+    assert session.usage().fraction >= settings.compaction.tier2_threshold
 
-    # Idle: tier 2 starts on the real model; the user starts a turn and it must yield.
-    before = [(item.id, item.visible) for item in conv.items]
-    idle = asyncio.create_task(compactor.on_idle(conv, ledger))
-    await asyncio.sleep(1.0)
-    assert not idle.done(), "the summary finished before the user spoke; nothing was tested"
-    compactor.on_user_activity()
-    assert await asyncio.wait_for(idle, 120) == []
-    assert compactor.tier2_pending and compactor.tier2_cancelled == 1
-    assert [(item.id, item.visible) for item in conv.items] == before
+    # The summary is being written when the user speaks: the turn stops it, it retries later.
+    await _started(llm, before)
+    kept = [item.id for item in session.conv.items]
+    rec = await player.turn(idle=False)
+    assert hooks.tier2_cancelled == 1 and hooks.tier2_pending
+    assert 2 not in [e.tier for e in rec.events]
+    assert {item.id for item in session.conv.items} >= set(kept)  # nothing was summarized
 
-    # The user's turn runs (here: admitted from the trace), then idle time comes again.
-    await sim.feed(record)
-    for record in rest:
-        if record["type"] == "user":
-            break
-        await sim.feed(record)
-    events = await compactor.on_idle(conv, ledger)
-    assert [e.tier for e in events] == [2]
-    event = events[0]
+    # Idle time comes again: tier 2 runs to the end on the real model.
+    await session.wait_idle()
+    tier2 = [e for e in session.compactions if e.tier == 2]
+    assert len(tier2) == 1
+    event = tier2[0]
     assert event.tokens_after < event.tokens_before
     assert "summary by model" in event.detail
-    model = compactor.writer.last_model
+    model = hooks.writer.last_model
     assert model is not None and model.generated_tokens > 0 and model.raw.startswith("{")
 
     # Protected items are in the finished context, exactly.
+    ledger, conv = session.ledger, session.conv
     prompt = ledger.prompt(conv)
     assert CORRECTION in prompt
     assert TASK_TITLE in prompt and task_id in prompt
-    assert approval_params(PARAMS) in prompt
-    saved = store.latest_checkpoint(sim.session_id)
+    assert params_text(PARAMS) in prompt
+    saved = store.checkpoints.latest(session.id)
     assert saved is not None and saved.tier == 2 and CORRECTION in saved.data["corrections"]
 
     # The compacted prompt was re-prefilled in idle time: the next call reuses all of it.
-    assert compactor.reprefills and compactor.reprefills[-1].stats.evaluated_tokens > 0
+    assert hooks.reprefills and hooks.reprefills[-1].stats.evaluated_tokens > 0
     nxt = await llm.prefill(ledger.prompt(conv))
     assert nxt.evaluated_tokens <= ledger.generation_tokens + 1
     assert nxt.reused_tokens >= ledger.usage(conv).total - ledger.generation_tokens - 1
+    await player.close()
     store.close()

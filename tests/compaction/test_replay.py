@@ -1,4 +1,4 @@
-"""Seed 003's session through `replay` (the conversation runtime's Replayer) with compaction.
+"""Seed 003's session through `replay` (a live Session playing the trace) with compaction.
 
 At a 4,096-token window the fixed head is the real system prompt plus the web tool group,
 about 21% of the window: the share seed 003's 3,425 fixed tokens take of its 16,384-token
@@ -15,15 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.runtime import load_system_prompt
-from bot.tools.registry import default_registry
-from compaction import create_hooks
-from compaction.sim import scripted_summary
+from bot.replay import ReplayResult, TracePlayer, read_trace
+from bot.tools.registry import ToolRegistry, default_registry
 from config import Settings, load_settings
-from context.replay import Replayer, ReplayResult, read_trace
 from memory.store import Store
 from models import Tokenizer
-from models.fakes import ScriptedLLM
+from testkit.sim import scripted_summary
 
 FIXTURE = Path(__file__).resolve().parents[2] / "bot" / "fixtures" / "seed003_session.jsonl"
 ROOT = FIXTURE.parents[2]
@@ -43,53 +40,54 @@ def _seed003_plus_searches() -> list[dict[str, Any]]:
     return [*records, *extra, {"type": "disconnect"}]
 
 
-async def _replay(settings: Settings, tokenizer: Tokenizer, llm: ScriptedLLM, db: Path) -> Any:
-    registry = default_registry()
-    store = Store(db)
-    replayer = Replayer(
-        settings,
-        engine=tokenizer,
-        system_prompt=load_system_prompt(settings),
-        tools=registry.schemas(["web"]),
-        tool_groups=["web"],
-        store=store,
-        hooks_factory=create_hooks,
-        llm=llm,
+async def _replay(settings: Settings, tokenizer: Tokenizer, db: Path) -> Any:
+    # The web group is the prompt head here; every shipped tool can be called.
+    base = default_registry()
+    registry = ToolRegistry(
+        [t for g in base.groups.values() for t in g.tools], default_groups=["web"]
     )
-    result = await replayer.run(_seed003_plus_searches())
-    return result, store
+    store = Store(db)
+    player = TracePlayer(
+        _seed003_plus_searches(),
+        settings,
+        tokenizer=tokenizer,
+        store=store,
+        registry=registry,
+        summarizer=scripted_summary,
+    )
+    return await player.run(), store
 
 
 def _turns_with(result: ReplayResult, tier: int) -> list[int]:
-    return [t.turn for t in result.turns for e in t.events if e["tier"] == tier]
+    return [t.turn for t in result.turns for e in t.events if e.tier == tier]
 
 
 async def test_seed003_session_compacts_in_order_and_never_overflows(
-    settings: Settings, tokenizer: Tokenizer, summarizer: ScriptedLLM, tmp_path: Path
+    settings: Settings, tokenizer: Tokenizer, tmp_path: Path
 ) -> None:
     # At 4k a result preview is ~250 tokens; keeping the newest two would leave tier 1 nothing
     # to clear until tier 2 is due, so keep one (the newest result stays verbatim).
     settings.compaction.keep_recent_tool_results = 1
-    result, store = await _replay(settings, tokenizer, summarizer, tmp_path / "annie.db")
+    result, store = await _replay(settings, tokenizer, tmp_path / "annie.db")
     window = settings.context.window
     summary = result.summary()
     fixed = sum(result.fixed.values())
     assert 0.18 * window < fixed < 0.25 * window
     assert summary["turns"] == 14
     assert summary["overflows"] == 0
-    assert summary["peak_used"] + settings.context.reserve_output <= window
+    assert summary["peak_used"] + settings.context.output_reserve_tokens <= window
     events = [e for t in result.turns for e in t.events]
-    assert events[0]["tier"] == 1 and events[0]["tokens_before"] >= 0.65 * window
-    tier2 = [e for e in events if e["tier"] == 2]
-    assert tier2 and tier2[0]["tokens_before"] >= 0.80 * window
+    assert events[0].tier == 1 and events[0].tokens_before >= 0.65 * window
+    tier2 = [e for e in events if e.tier == 2]
+    assert tier2 and tier2[0].tokens_before >= 0.80 * window
     for tier in (1, 2):
         turns = _turns_with(result, tier)
         assert turns and all(b - a > 1 for a, b in itertools.pairwise(turns)), (tier, turns)
-    assert summary["tier3"] == 1 and result.disconnect_events[0]["tier"] == 3
+    assert summary["tier3"] == 1 and result.disconnect_events[0].tier == 3
     # The session's one save_note and the user's stated preference survive tier 2.
     final = result.final_prompt
     assert "I like long walks in the evening" in final
-    logged = store.events(kinds=["compaction"])
+    logged = store.events.find(kinds=["compaction"])
     assert len(logged) == summary["tier1"] + summary["tier2"] + summary["tier3"]
     store.close()
 
@@ -139,8 +137,7 @@ async def test_seed003_replays_on_the_qwen35_template_with_all_three_tiers(
     # About one token per character here, so the window is scaled to keep seed 003's share.
     settings = load_settings(context={"window": 20_000, "reserve_output": 1024})
     settings.compaction.keep_recent_tool_results = 1
-    summarizer = ScriptedLLM(tokenizer, scripted_summary, n_ctx=200_000)
-    result, store = await _replay(settings, tokenizer, summarizer, tmp_path / "annie.db")
+    result, store = await _replay(settings, tokenizer, tmp_path / "annie.db")
     summary = result.summary()
     assert summary["overflows"] == 0
     assert summary["tier1"] >= 1 and summary["tier2"] >= 1 and summary["tier3"] == 1

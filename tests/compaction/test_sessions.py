@@ -16,12 +16,12 @@ from pathlib import Path
 from bot.commands.chat import context_table
 from bot.runtime import Runtime
 from compaction.briefing import build_briefing
-from compaction.sim import scripted_summary
 from compaction.summarize import INSTRUCTIONS
 from config import load_settings
 from memory.store import Store
 from models import Tokenizer
 from models.fakes import ScriptedLLM
+from testkit.sim import scripted_summary
 
 from .crash_child import LAST, TURNS
 
@@ -45,7 +45,7 @@ async def test_disconnect_then_new_session_briefing_has_the_checkpoint(
     tokenizer: Tokenizer,
 ) -> None:
     runtime, llm = _runtime(tokenizer)
-    task_id = runtime.store.add_task("Book the jazz trio", pending="user")
+    task_id = runtime.store.tasks.add("Book the jazz trio", pending="user")
     first = runtime.open_session()
     for text in [
         "Let's plan my sister's birthday party.",
@@ -57,7 +57,7 @@ async def test_disconnect_then_new_session_briefing_has_the_checkpoint(
         await first.wait_idle()
     events = await first.close()
     assert [e.tier for e in events] == [3]
-    saved = runtime.store.latest_checkpoint(first.id)
+    saved = runtime.store.checkpoints.latest(first.id)
     assert saved is not None and saved.tier == 3
     assert CORRECTION in saved.data["corrections"] and "QX-7731" in saved.data["ids"]
     assert saved.tail_event_ids and all(i.startswith("ev-") for i in saved.tail_event_ids)
@@ -107,11 +107,11 @@ def test_kill_9_during_a_turn_loses_no_completed_turn(
     session_id = seen[0].split()[1]
 
     store = Store(annie_home / "annie.db")
-    users = [e.content for e in store.events(session_id, kinds=["user"])]
-    answers = [e.content for e in store.events(session_id, kinds=["assistant"])]
+    users = [e.content for e in store.events.find(session_id, kinds=["user"])]
+    answers = [e.content for e in store.events.find(session_id, kinds=["assistant"])]
     assert users == [q for q, _ in TURNS] + [LAST]
     assert answers == [a for _, a in TURNS]
-    cp = store.latest_checkpoint(session_id)
+    cp = store.checkpoints.latest(session_id)
     assert cp is None or cp.tier != 3
 
     # Resume: the next session's briefing is rebuilt from the event log.
@@ -135,7 +135,7 @@ async def test_live_session_compacts_in_idle_time_and_keeps_current_state(
 
     llm = ScriptedLLM(tokenizer, script, n_ctx=4096)
     runtime = Runtime(settings, llm=llm, store=Store(settings.db_path), tokenizer=tokenizer)
-    task_id = runtime.store.add_task("Book the jazz trio", pending="user")
+    task_id = runtime.store.tasks.add("Book the jazz trio", pending="user")
     session = runtime.open_session()
     trimmed = 0
     for i in range(12):
@@ -153,7 +153,7 @@ async def test_live_session_compacts_in_idle_time_and_keeps_current_state(
     assert "Book the jazz trio" in prompt and task_id in prompt
     # The idle re-prefill went through the shared model, and the ledger has it per call.
     assert "reprefill" in [c.label for c in session.ledger.calls]
-    logged = runtime.store.events(session.id, kinds=["compaction"])
+    logged = runtime.store.events.find(session.id, kinds=["compaction"])
     assert len(logged) == len(session.compactions)
     # The chat's /context lists the same events.
     table = context_table(session)

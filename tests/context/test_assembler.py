@@ -13,6 +13,7 @@ from context.assembler import (
     StateSnapshot,
 )
 from context.conversation import Conversation, Item
+from context.lanes import LANES
 from context.ledger import Ledger
 from models.base import Tokenizer, ToolCall
 from tests.context.helpers import SCHEMA, search_call
@@ -24,7 +25,7 @@ def setup(
     tokenizer: Tokenizer, window: int = 2048, notes: str = ""
 ) -> tuple[Settings, Assembler, Conversation]:
     settings = load_settings(context={"window": window, "reserve_output": 256})
-    ledger = Ledger(tokenizer, window=window, reserve_output=256)
+    ledger = Ledger(tokenizer, window=window, output_reserve_tokens=256)
     assembler = Assembler(settings, ledger)
     prefix = assembler.build_prefix(SYSTEM, [SCHEMA], ["core"], notes=notes)
     return settings, assembler, Conversation("sess-1", prefix)
@@ -34,7 +35,7 @@ def fits(assembler: Assembler, conv: Conversation) -> bool:
     ledger = assembler.ledger
     total, counted = ledger.verify(conv)
     assert total == counted
-    return total + ledger.reserve <= ledger.window
+    return total + ledger.output_reserve_tokens <= ledger.window
 
 
 def explained(conv: Conversation, envelope_ids: set[str], all_ids: set[str]) -> None:
@@ -99,7 +100,7 @@ def test_five_hundred_turns_never_exceed_the_window(tokenizer: Tokenizer) -> Non
             all_ids.update({f"ev-c{n}", f"ev-r{n}"})
         result = assembler.assemble(conv, request)
         overflows += result.overflow
-        assert result.usage.total + result.usage.reserve <= result.usage.window
+        assert result.usage.total + result.usage.output_reserve_tokens <= result.usage.window
         assert result.prompt.count(f"Question number {n}:") == 1  # the request is never dropped
         conv.append(
             Item(
@@ -226,10 +227,37 @@ def test_the_manifest_lists_admitted_items_and_unloaded_groups(tokenizer: Tokeni
 
 def test_a_protected_core_larger_than_the_window_is_a_clear_error(tokenizer: Tokenizer) -> None:
     settings = load_settings(context={"window": 512, "reserve_output": 256})
-    ledger = Ledger(tokenizer, window=512, reserve_output=256)
+    ledger = Ledger(tokenizer, window=512, output_reserve_tokens=256)
     assembler = Assembler(settings, ledger)
     prefix = assembler.build_prefix("Be helpful. " * 200, [SCHEMA], ["core"])
     conv = Conversation("s", prefix)
     assembler.admit_turn(conv, Request("hi", "t1", "ev-1"))
     with pytest.raises(ContextOverflowError, match="does not fit"):
         assembler.assemble(conv)
+
+
+def test_every_lane_is_reported_and_budgeted_from_the_one_lane_list(tokenizer: Tokenizer) -> None:
+    settings, assembler, conv = setup(tokenizer)
+    request = turn(assembler, conv, 1, "hello", "hi there")
+    result = assembler.assemble(conv, request)
+    assert list(result.usage.by_lane) == list(LANES)
+    budget = result.envelope.budget
+    assert list(budget.lane_limits) == list(LANES)
+    assert budget.lane_limits["history"] == settings.context.budget("history_tail")
+    assert sum(budget.by_lane.values()) == result.usage.total == budget.used
+    assert budget.output_reserve_tokens == 256
+
+
+def test_what_the_conversation_leaves_out_reaches_the_envelope_as_recorded(
+    tokenizer: Tokenizer,
+) -> None:
+    _, assembler, conv = setup(tokenizer)
+    turn(assembler, conv, 1, "first", "one")
+    turn(assembler, conv, 2, "second", "two")
+    conv.clear([conv.items[1]])
+    conv.withdraw_turn(2, "turn 2 failed")
+    result = assembler.assemble(conv)
+    assert result.envelope.omissions[: len(conv.omitted)] == conv.omitted
+    cleared, withdrawn = conv.omitted
+    assert cleared.source_ids == ["ev-a1"] and cleared.recover_with is not None
+    assert withdrawn.source_ids == ["ev-u2", "ev-a2"] and withdrawn.reason == "turn 2 failed"

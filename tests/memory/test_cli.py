@@ -122,5 +122,5 @@ def test_asker_sends_near_misses_to_the_model_hook(settings: Settings) -> None:
     assert near.path == "model" and near.answer == "from the model"
     assert asked == ["what did we decide about the pending invoice?"]
     with Store.open(settings) as store:
-        kinds = [e.kind for e in store.events()]
+        kinds = [e.kind for e in store.events.find()]
     assert kinds == ["user", "state_answer", "user"]

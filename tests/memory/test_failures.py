@@ -24,12 +24,12 @@ WRITER = textwrap.dedent(
     from memory.store import Store
 
     store = Store(sys.argv[1])
-    sid = store.start_session()
+    sid = store.sessions.start()
     print(sid, flush=True)
     i = 0
     while True:
         content = f"result {i} " + "y" * 3000
-        event_id = store.append_event(sid, "tool_result", content, turn_id=str(i))
+        event_id = store.events.append(sid, "tool_result", content, turn_id=str(i))
         # Printed only after append_event returned, i.e. after COMMIT.
         print(event_id, i, flush=True)
         i += 1
@@ -58,16 +58,16 @@ def test_sigkill_between_transactions_loses_no_committed_event(tmp_path: Path) -
     with Store(path) as store:
         assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         for event_id, i in committed:
-            event = store.get_event(event_id)
+            event = store.events.get(event_id)
             assert event is not None, f"{event_id} was committed but is gone"
             assert event.content == f"result {i} " + "y" * 3000
             assert event.session_id == session_id
-        stored = store.events(session_id)
+        stored = store.events.find(session_id)
         # Everything stored is whole and in order; at most the in-flight one is missing.
         assert [e.turn_id for e in stored] == [str(n) for n in range(len(stored))]
         assert len(stored) >= len(committed)
         # The file is writable again after the crash.
-        store.append_event(session_id, "system", "recovered")
+        store.events.append(session_id, "system", "recovered")
 
 
 def test_corrupt_file_names_the_file(tmp_path: Path) -> None:
@@ -111,20 +111,20 @@ def test_file_locked_by_another_process_at_open(tmp_path: Path) -> None:
 def test_write_while_locked_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "annie.db"
     with Store(path, timeout_s=0.2) as store:
-        sid = store.start_session()
-        kept = store.append_event(sid, "user", "before the lock")
+        sid = store.sessions.start()
+        kept = store.events.append(sid, "user", "before the lock")
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         try:
             with pytest.raises(StoreError, match=r"annie\.db: database is locked"):
-                store.append_event(sid, "user", "during the lock")
+                store.events.append(sid, "user", "during the lock")
             # Reads still work under WAL while another process writes.
-            assert store.get_event(kept) is not None
+            assert store.events.get(kept) is not None
         finally:
             holder.execute("ROLLBACK")
             holder.close()
-        store.append_event(sid, "user", "after the lock")
-        assert [e.content for e in store.events(sid)] == ["before the lock", "after the lock"]
+        store.events.append(sid, "user", "after the lock")
+        assert [e.content for e in store.events.find(sid)] == ["before the lock", "after the lock"]
 
 
 def test_an_unreadable_task_table_reaches_the_model_as_unreadable_not_as_empty(
@@ -134,7 +134,7 @@ def test_an_unreadable_task_table_reaches_the_model_as_unreadable_not_as_empty(
 
     path = tmp_path / "annie.db"
     store = Store(path)
-    store.add_task("Send the invoice", pending="user")
+    store.tasks.add("Send the invoice", pending="user")
     assert "Send the invoice" in safe_snapshot(store).text
     other = sqlite3.connect(path)
     other.execute("DROP TABLE tasks")

@@ -101,14 +101,14 @@ def test_upgrade_from_each_earlier_version(tmp_path: Path, stop: int) -> None:
 
     with Store(path) as store:
         assert store.schema_version() == names
-        assert [h.text for h in store.search_fts("INV-20931")] == [
+        assert [h.text for h in store.notes.search_fts("INV-20931")] == [
             "Invoice INV-20931 was paid in March"
         ]
-        event = store.get_event("ev-1")
+        event = store.events.get("ev-1")
         assert event is not None and event.content == "hello from the old version"
-        assert [t.title for t in store.pending_tasks()] == ["renew passport"]
-        store.record_turn_metrics("sess-1", "turn-1", {"stt": 120.0, "llm": 800.0}, "model")
-        assert store.turn_metrics()[0].total_ms == 920.0
+        assert [t.title for t in store.tasks.pending()] == ["renew passport"]
+        store.metrics.record("sess-1", "turn-1", {"stt": 120.0, "llm": 800.0}, "model")
+        assert store.metrics.find()[0].total_ms == 920.0
         assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -116,7 +116,7 @@ def test_state_path_queries_use_the_partial_indexes(tmp_path: Path) -> None:
     from memory.work import PENDING_WHERE
 
     with Store(tmp_path / "annie.db") as store:
-        store.add_tasks({"title": f"t{i}", "pending": "user"} for i in range(50))
+        store.tasks.add_many({"title": f"t{i}", "pending": "user"} for i in range(50))
         store.conn.execute("ANALYZE")
         plans = {
             "pending": f"SELECT * FROM tasks WHERE pending = 'user' AND {PENDING_WHERE} "

@@ -13,113 +13,115 @@ from memory.store import Store
 
 
 def test_events_are_append_only_whole_and_ordered(store: Store) -> None:
-    sid = store.start_session({"front_end": "test"})
+    sid = store.sessions.start({"front_end": "test"})
     big = "x" * 200_000  # a tool result is stored whole, however large
     ids = [
-        store.append_event(sid, "user", "what's on my list?", turn_id="t1", role="user", tokens=7),
-        store.append_event(sid, "tool_call", {"name": "list_tasks", "arguments": {}}, turn_id="t1"),
-        store.append_event(sid, "tool_result", big, turn_id="t1", name="list_tasks", call_id="c1"),
-        store.append_event(sid, "assistant", "Two tasks.", turn_id="t1", role="assistant"),
+        store.events.append(sid, "user", "what's on my list?", turn_id="t1", role="user", tokens=7),
+        store.events.append(
+            sid, "tool_call", {"name": "list_tasks", "arguments": {}}, turn_id="t1"
+        ),
+        store.events.append(sid, "tool_result", big, turn_id="t1", name="list_tasks", call_id="c1"),
+        store.events.append(sid, "assistant", "Two tasks.", turn_id="t1", role="assistant"),
     ]
     assert len(set(ids)) == 4
-    result = store.get_event(ids[2])
+    result = store.events.get(ids[2])
     assert result is not None and result.content == big and result.call_id == "c1"
-    assert [e.id for e in store.events(sid)] == ids
-    assert [e.kind for e in store.events(sid, kinds=["tool_result"])] == ["tool_result"]
-    assert [e.id for e in store.events(since=ids[1])] == ids[2:]
-    assert [e.id for e in store.events(sid, limit=2, newest_first=True)] == ids[:1:-1]
-    assert store.events(turn_id="t1")[0].tokens == 7
+    assert [e.id for e in store.events.find(sid)] == ids
+    assert [e.kind for e in store.events.find(sid, kinds=["tool_result"])] == ["tool_result"]
+    assert [e.id for e in store.events.find(since=ids[1])] == ids[2:]
+    assert [e.id for e in store.events.find(sid, limit=2, newest_first=True)] == ids[:1:-1]
+    assert store.events.find(turn_id="t1")[0].tokens == 7
 
 
 def test_event_for_unknown_session_is_refused(store: Store) -> None:
     with pytest.raises(NotFoundError, match="sess-99"):
-        store.append_event("sess-99", "user", "hi")
+        store.events.append("sess-99", "user", "hi")
     with pytest.raises(ValueError, match="bad event kind"):
-        store.append_event(store.start_session(), "User Message", "hi")
+        store.events.append(store.sessions.start(), "User Message", "hi")
 
 
 def test_sessions_and_last_session(store: Store) -> None:
-    first = store.start_session({"n": 1})
-    store.end_session(first)
-    second = store.start_session()
-    last = store.last_session(exclude=second)
+    first = store.sessions.start({"n": 1})
+    store.sessions.end(first)
+    second = store.sessions.start()
+    last = store.sessions.last(exclude=second)
     assert last is not None and last.id == first and last.ended_at is not None
     assert last.meta == {"n": 1}
-    newest = store.last_session()
+    newest = store.sessions.last()
     assert newest is not None and newest.id == second
 
 
 def test_tasks_lifecycle_and_validation(store: Store) -> None:
-    t = store.add_task("file taxes", pending="user", due="2026-04-15")
-    row = store.get_task(t)
+    t = store.tasks.add("file taxes", pending="user", due="2026-04-15")
+    row = store.tasks.get(t)
     assert row is not None and row.pending == "user" and row.status == "open"
     assert row.due is not None and row.due.startswith("2026-04-1")
-    done = store.complete_task(t)
+    done = store.tasks.complete(t)
     assert done.status == "done" and done.pending == "none"
-    assert store.pending_tasks() == []
+    assert store.tasks.pending() == []
     with pytest.raises(ValueError, match="pending must be one of"):
-        store.add_task("x", pending="maybe")
+        store.tasks.add("x", pending="maybe")
     with pytest.raises(ValueError, match="not an ISO date"):
-        store.add_task("x", due="next tuesday")
+        store.tasks.add("x", due="next tuesday")
     with pytest.raises(NotFoundError, match="task-99"):
-        store.complete_task("task-99")
+        store.tasks.complete("task-99")
     with pytest.raises(ValueError, match="not a task id"):
-        store.complete_task("banana")
-    assert [r.title for r in store.list_tasks()] == ["file taxes"]
+        store.tasks.complete("banana")
+    assert [r.title for r in store.tasks.find()] == ["file taxes"]
 
 
 def test_ids_are_never_reused_after_delete(store: Store) -> None:
-    a = store.add_note("first")
-    store.delete_note(a)
-    b = store.add_note("second")
+    a = store.notes.add("first")
+    store.notes.delete(a)
+    b = store.notes.add("second")
     assert a != b
     with pytest.raises(NotFoundError):
-        store.delete_note(a)
+        store.notes.delete(a)
 
 
 def test_reminders_between(store: Store) -> None:
     base = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
-    early = store.add_reminder("stand-up", base)
-    store.add_reminder("dentist", base + timedelta(days=1))
-    hits = store.reminders_between(base - timedelta(hours=1), base + timedelta(hours=1))
+    early = store.reminders.add("stand-up", base)
+    store.reminders.add("dentist", base + timedelta(days=1))
+    hits = store.reminders.between(base - timedelta(hours=1), base + timedelta(hours=1))
     assert [r.id for r in hits] == [early]
 
 
 def test_approvals_keep_exact_params_and_expire(store: Store) -> None:
     params = {"note_id": "note-7", "nested": {"a": [1, 2.5, "ü"]}}
     now = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
-    a = store.request_approval("delete_note", params, "sess-1", ttl_s=60, now=now)
-    row = store.get_approval(a)
+    a = store.approvals.request("delete_note", params, "sess-1", ttl_s=60, now=now)
+    row = store.approvals.get(a)
     assert row is not None and row.params == params and row.status == "pending"
-    assert [r.id for r in store.pending_approvals(now + timedelta(seconds=59))] == [a]
-    assert store.pending_approvals(now + timedelta(seconds=61)) == []
+    assert [r.id for r in store.approvals.pending(now + timedelta(seconds=59))] == [a]
+    assert store.approvals.pending(now + timedelta(seconds=61)) == []
     assert row.expired(now + timedelta(seconds=61))
-    store.resolve_approval(a, "declined")
+    store.approvals.resolve(a, "declined")
     with pytest.raises(ValueError, match="is declined"):
-        store.resolve_approval(a, "approved")
+        store.approvals.resolve(a, "approved")
 
 
 def test_checkpoints_and_turn_metrics(store: Store) -> None:
-    sid = store.start_session()
-    assert store.latest_checkpoint(sid) is None
-    store.save_checkpoint(sid, 2, {"goal": "plan trip"}, "older", ["ev-1"])
-    c = store.save_checkpoint(sid, 2, {"goal": "plan trip", "decisions": ["train"]}, "s", ["ev-2"])
-    latest = store.latest_checkpoint(sid)
+    sid = store.sessions.start()
+    assert store.checkpoints.latest(sid) is None
+    store.checkpoints.save(sid, 2, {"goal": "plan trip"}, "older", ["ev-1"])
+    c = store.checkpoints.save(sid, 2, {"goal": "plan trip", "decisions": ["train"]}, "s", ["ev-2"])
+    latest = store.checkpoints.latest(sid)
     assert latest is not None and latest.id == c and latest.data["decisions"] == ["train"]
     assert latest.tail_event_ids == ["ev-2"]
-    store.record_turn_metrics(sid, "t1", {"state": 0.4}, "state")
-    assert store.turn_metrics(sid)[0].path == "state"
+    store.metrics.record(sid, "t1", {"state": 0.4}, "state")
+    assert store.metrics.find(sid)[0].path == "state"
 
 
 def test_work_index_lanes(store: Store) -> None:
     now = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
-    active = store.add_task("write report")
-    blocked = store.add_task("ship release", status="blocked", pending="external")
-    mine = store.add_task("approve budget", pending="user", due=now + timedelta(hours=2))
-    done = store.add_task("old thing", pending="user")
-    store.complete_task(done)
-    rem = store.add_reminder("call mom", now + timedelta(hours=1))
-    index = store.work_index(now=now)
+    active = store.tasks.add("write report")
+    blocked = store.tasks.add("ship release", status="blocked", pending="external")
+    mine = store.tasks.add("approve budget", pending="user", due=now + timedelta(hours=2))
+    done = store.tasks.add("old thing", pending="user")
+    store.tasks.complete(done)
+    rem = store.reminders.add("call mom", now + timedelta(hours=1))
+    index = store.projections.work_index(now=now)
     assert [t.id for t in index.active] == [active, mine]
     assert [t.id for t in index.blocked] == [blocked] and index.blocked_count == 1
     assert [t.id for t in index.pending_user] == [mine]
@@ -131,8 +133,8 @@ def test_work_index_lanes(store: Store) -> None:
 
 def test_in_memory_store() -> None:
     with Store() as s:
-        s.add_task("x", pending="assistant")
-        assert s.count_tasks()["assistant"] == 1
+        s.tasks.add("x", pending="assistant")
+        assert s.tasks.counts()["assistant"] == 1
         assert s.path_label == ":memory:"
 
 
@@ -144,16 +146,45 @@ def test_store_on_a_folder_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_recent_notes_newest_first(store: Store) -> None:
-    ids = [store.add_note(f"note {i}") for i in range(4)]
-    store.delete_note(ids[3])
-    assert [n.id for n in store.recent_notes(limit=2)] == [ids[2], ids[1]]
+    ids = [store.notes.add(f"note {i}") for i in range(4)]
+    store.notes.delete(ids[3])
+    assert [n.id for n in store.notes.recent(limit=2)] == [ids[2], ids[1]]
 
 
 def test_turn_metrics_total_is_the_measured_total_when_stages_overlap(store: Store) -> None:
-    session = store.start_session()
+    session = store.sessions.start()
     # The first token falls inside the model stage; summing would count it twice.
     stages = {"state_ms": 0.4, "model_ms": 900.0, "llm_first_token": 300.0, "total_ms": 950.0}
-    store.record_turn_metrics(session, "turn-1", stages, "model")
-    store.record_turn_metrics(session, "turn-2", {"stt": 120.0, "tts": 80.0}, "voice/state")
-    totals = [m.total_ms for m in store.turn_metrics(session)]
+    store.metrics.record(session, "turn-1", stages, "model")
+    store.metrics.record(session, "turn-2", {"stt": 120.0, "tts": 80.0}, "voice/state")
+    totals = [m.total_ms for m in store.metrics.find(session)]
     assert totals == [950.0, 200.0]
+
+
+def test_a_bad_row_in_a_batch_leaves_nothing_behind(tmp_path: Path) -> None:
+    path = tmp_path / "annie.db"
+    with Store(path) as store:
+        store.tasks.add("kept")
+        with pytest.raises(ValueError, match="pending must be one of"):
+            store.tasks.add_many([{"title": "first"}, {"title": "second", "pending": "later"}])
+        with pytest.raises(ValueError, match="a note needs some text"):
+            store.notes.add_many([{"text": "fine"}, {"text": "  "}])
+    with Store(path) as reopened:
+        assert [t.title for t in reopened.tasks.find()] == ["kept"]
+        assert reopened.notes.recent() == []
+
+
+def test_a_write_inside_a_write_commits_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "annie.db"
+    with Store(path) as store:
+        sid = store.sessions.start()
+        with pytest.raises(RuntimeError, match="abandon"), store.write():
+            store.events.append(sid, "user", "one")
+            store.tasks.add("two")
+            raise RuntimeError("abandon the whole write")
+        with store.write():
+            store.events.append(sid, "user", "three")
+            store.tasks.add("four")
+    with Store(path) as reopened:
+        assert [e.content for e in reopened.events.find(sid)] == ["three"]
+        assert [t.title for t in reopened.tasks.find()] == ["four"]

@@ -16,7 +16,7 @@ from bot.events import (
     TurnDone,
 )
 from models.base import LLM
-from tests.session.conftest import collect, make_runtime
+from tests.bot.conftest import collect, make_runtime
 
 
 async def test_a_chat_turn_with_one_tool_call_on_the_real_model(
@@ -28,7 +28,7 @@ async def test_a_chat_turn_with_one_tool_call_on_the_real_model(
     parsing, running the tool, the second round and the answer, is unconstrained."""
     llm = any_llm
     runtime = make_runtime(llm, tmp_path, rounds=1)
-    runtime.store.add_task("call the bank about the card", pending="user")
+    runtime.store.tasks.add("call the bank about the card", pending="user")
     session = runtime.open_session()
     events = await collect(session, "Which tasks do I have?", tool_choice="list_tasks")
     calls = [e for e in events if isinstance(e, ToolCallEvent)]
@@ -42,7 +42,7 @@ async def test_a_chat_turn_with_one_tool_call_on_the_real_model(
     stages = next(e for e in events if isinstance(e, LatencyEvent)).stages
     assert stages["tools_ms"] >= 0 and stages["model_ms"] > 0
     # Every step is in the event log.
-    kinds = [e.kind for e in runtime.store.events(session.id)]
+    kinds = [e.kind for e in runtime.store.events.find(session.id)]
     for kind in ("user", "manifest", "assistant", "tool_call", "tool_result"):
         assert kind in kinds
     # The ledger is exact and the second round reused the first round's prompt.
@@ -93,7 +93,7 @@ async def test_barge_in_keeps_only_what_was_delivered(any_llm: LLM, tmp_path: Pa
     last = session.conv.items[-1]
     assert last.interrupted and last.content == delivered
     assert session.ledger.prompt(session.conv).count(delivered) == 1
-    stored = runtime.store.events(session.id, kinds=["assistant"])[-1]
+    stored = runtime.store.events.find(session.id, kinds=["assistant"])[-1]
     assert stored.content == delivered and stored.meta["interrupted"] is True
     # The conversation goes on after the interruption.
     events = await collect(session, "What time is it?")

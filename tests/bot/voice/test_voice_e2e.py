@@ -10,7 +10,7 @@ from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM, TTS
 from testkit.peer import VoiceClient, speak_48k
-from tests.voice.conftest import QUESTION, model_rounds, serve
+from tests.bot.voice.conftest import QUESTION, model_rounds, serve
 
 
 def finals(client: VoiceClient) -> list[str]:
@@ -24,8 +24,8 @@ def done_for(client: VoiceClient, turn_id: str) -> dict[str, object] | None:
 async def test_spoken_status_question_is_answered_by_the_state_path_with_audio(
     voice_settings: Settings, engines: Engines, llm: LLM, tts: TTS, store: Store
 ) -> None:
-    store.add_task("Send the quarterly invoice", pending="user")
-    store.add_task("Water the plants", pending="none")
+    store.tasks.add("Send the quarterly invoice", pending="user")
+    store.tasks.add("Water the plants", pending="none")
     async with serve(voice_settings, engines, llm, store) as server:
         client = VoiceClient(server.url)
         session_id = await client.connect()
@@ -61,7 +61,7 @@ async def test_spoken_status_question_is_answered_by_the_state_path_with_audio(
 
         # The turn's voice timings are stored next to the session's own row for the turn.
         await client.wait_for(lambda c: server.voices[0].stats.turns, 30, "the turn to finish")
-        rows = [r for r in store.turn_metrics(session_id) if r.path == "voice/state"]
+        rows = [r for r in store.metrics.find(session_id) if r.path == "voice/state"]
         assert len(rows) == 1 and rows[0].turn_id == turn_id
         assert abs(rows[0].total_ms - stages["voice_to_voice"]) < 1.0
 
@@ -93,14 +93,14 @@ async def test_spoken_status_question_is_answered_by_the_state_path_with_audio(
         await asyncio.wait_for(server.voices[0].closed.wait(), 30)
         assert session.closed
         assert not server.runtime.sessions
-        ended = store.get_session(session_id)
+        ended = store.sessions.get(session_id)
         assert ended is not None and ended.ended_at
 
         # Reconnecting opens a new session that names the one it resumes.
         again = VoiceClient(server.url)
         new_id = await again.connect(resume=session_id)
         assert new_id != session_id
-        resumed = store.get_session(new_id)
+        resumed = store.sessions.get(new_id)
         assert resumed is not None and resumed.meta["resumed_from"] == session_id
         again.send_text(QUESTION)
         await again.wait_for(lambda c: c.of_type("state_answer"), 30, "an answer after resuming")
@@ -139,4 +139,4 @@ async def test_a_voice_session_on_the_qwen35_model_warms_up_and_answers(
             assert total == counted
             await client.close()
             await asyncio.wait_for(server.voices[0].closed.wait(), 30)
-        assert store.events(kinds=["compaction"]), "tier 3 persisted on disconnect"
+        assert store.events.find(kinds=["compaction"]), "tier 3 persisted on disconnect"

@@ -23,10 +23,10 @@ from playwright.async_api import BrowserContext, Page, async_playwright
 from bot.server import Engines
 from config import Settings, load_settings
 from memory.store import Store
-from models.base import LLM
+from models.base import LLM, Tokenizer
 from models.pcm import resample
+from tests.bot.voice.conftest import QUESTION, asks_to_delete, model_rounds, serve
 from tests.recordings import read_recording
-from tests.voice.conftest import QUESTION, model_rounds, serve
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 FLAGS = [
@@ -80,7 +80,7 @@ async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
     llm: LLM,
     store: Store,
 ) -> None:
-    store.add_task("Send the quarterly invoice", pending="user")
+    store.tasks.add("Send the quarterly invoice", pending="user")
     # A fixed rendition of the question (tests/recordings.py), so each run hears the same audio.
     pcm, rate = read_recording("pending_question.wav")
     speech = np.round(resample(pcm, rate, 48000) * 32767)
@@ -151,7 +151,7 @@ async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
         # Closing the browser closes the session, which persists it (tier 3).
         voice = server.voices[0]
         await asyncio.wait_for(voice.closed.wait(), 60)
-        row = store.get_session(voice.session_id)
+        row = store.sessions.get(voice.session_id)
         assert row is not None and row.ended_at
 
 
@@ -178,3 +178,37 @@ async def test_the_page_says_clearly_when_the_mic_is_denied_or_the_server_is_unr
         await page.wait_for_selector("#error:not([hidden])", timeout=30_000)
         assert "Cannot reach the Annie server" in await page.inner_text("#error-text")
         assert not server.voices
+
+
+async def test_the_page_shows_an_approval_and_approve_runs_it(
+    tmp_path: Path, voice_settings: Settings, engines: Engines, tokenizer: Tokenizer, store: Store
+) -> None:
+    note = store.notes.add("old gate code 4411")
+    llm, script = asks_to_delete(tokenizer, note)
+    async with (
+        serve(voice_settings, engines, llm, store) as server,
+        chromium(tmp_path / "approve", []) as (_, page),
+    ):
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        await page.goto(server.url + "/")
+        assert await page.is_hidden("#approval")
+        await page.fill("#text", "Delete my note with the old gate code.")
+        await page.press("#text", "Enter")
+        await page.wait_for_selector("#approval:not([hidden])", timeout=60_000)
+        assert f"note_id={note}" in await page.inner_text("#approval-text")
+        assert await page.inner_text("#approval-params") == f'delete_note {{"note_id":"{note}"}}'
+        assert await page.is_visible("#approve") and await page.is_visible("#deny")
+        assert store.notes.get(note) is not None
+
+        await page.click("#approve")
+        done = page.locator("#log .msg.annie.state .text").last
+        await page.wait_for_function(
+            "[...document.querySelectorAll('#log .msg.annie.state .text')]"
+            ".some(e => e.textContent.startsWith('Done: deleted'))",
+            timeout=60_000,
+        )
+        assert (await done.inner_text()).startswith(f"Done: deleted {note}")
+        await page.wait_for_selector("#approval", state="hidden", timeout=30_000)
+        assert store.notes.get(note) is None
+        assert errors == [] and script == []

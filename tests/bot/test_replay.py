@@ -1,4 +1,4 @@
-"""`replay` plays seed 003's session through the real ledger, assembler and hooks."""
+"""`replay` plays seed 003's session through the real turn: a Session on a Runtime."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import pytest
 
 from bot.cli import main
 from bot.commands.replay import replay_file
+from bot.replay import TraceError, TracePlayer, read_trace
+from bot.tools.registry import ToolRegistry
 from compaction.hooks import no_compaction
 from config import load_settings
 from context.ledger import Ledger
-from context.replay import Replayer, TraceError, read_trace
+from memory.store import Store
 from models.base import Tokenizer
 
 FIXTURE = Path(__file__).resolve().parents[2] / "bot" / "fixtures" / "seed003_session.jsonl"
@@ -30,19 +32,17 @@ def test_the_fixture_has_seed_003s_ten_turns_and_result_sizes(tokenizer: Tokeniz
 
 async def test_replay_rows_match_the_ledger_and_never_overflow(tokenizer: Tokenizer) -> None:
     settings = load_settings(context={"window": 16384})
-    from memory.store import Store
-
     store = Store()
-    replayer = Replayer(
+    player = TracePlayer(
+        read_trace(FIXTURE),
         settings,
-        engine=tokenizer,
-        system_prompt="You are Annie.",
-        tools=[],
-        tool_groups=[],
+        tokenizer=tokenizer,
         store=store,
+        registry=ToolRegistry([]),
+        system_prompt="You are Annie.",
         hooks_factory=no_compaction,
     )
-    result = await replayer.run(read_trace(FIXTURE))
+    result = await player.run()
     assert [r.turn for r in result.turns] == list(range(1, 11))
     used = [r.used for r in result.turns]
     assert used == sorted(used)  # nothing compacts without hooks
@@ -55,8 +55,23 @@ async def test_replay_rows_match_the_ledger_and_never_overflow(tokenizer: Tokeni
         result.turns[-1].by_component["tool_results"]
         > result.turns[-1].by_component["conversation"]
     )
-    events = store.events(replayer.session_id)
+    events = store.events.find(result.session.id)
     assert sum(e.kind == "tool_result" for e in events) == 5
+    # Each recorded result came back from the recorded tool, in the recorded order.
+    recorded = [r["content"] for r in read_trace(FIXTURE) if r["type"] == "tool_result"]
+    assert [e.content for e in events if e.kind == "tool_result"] == recorded
+    # The turns are live turns: the Work Index snapshot was admitted, as it is live.
+    assert result.turns[-1].by_component["state"] > 0
+    # Every recorded turn went to the model, each call through the scripted model's cache.
+    assert [r.tools for r in result.turns if r.tools] == [
+        ["web_search"],
+        ["web_search"],
+        ["web_search"],
+        ["search_memory"],
+        ["save_note"],
+    ]
+    rounds = [c for t in result.turns for c in t.calls if c.label.startswith("round")]
+    assert len(rounds) == 15 and all(c.reused_tokens > 0 for c in rounds[1:])
     store.close()
 
 
@@ -131,4 +146,4 @@ def test_an_unwritable_dump_path_is_an_error_not_a_traceback(
 async def test_replay_file_uses_the_trace_window_unless_overridden() -> None:
     result, settings = await replay_file(FIXTURE, no_model=True, window=8192)
     assert result.window == 8192 and settings.context.window == 8192
-    assert all(r.used + settings.context.reserve_output <= 8192 for r in result.turns)
+    assert all(r.used + settings.context.output_reserve_tokens <= 8192 for r in result.turns)

@@ -2,20 +2,50 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from config import ConfigError, load_settings
+from config import ConfigError, Settings, load_settings
+from config.settings import DEFAULT_TOML
 
 
-def test_defaults_come_from_default_toml(annie_home: Path) -> None:
+def _flat(tree: dict[str, Any], prefix: str = "") -> dict[str, tuple[str, Any]]:
+    """Every leaf as dotted key -> (type name, value), so 10 and 10.0 differ."""
+    out: dict[str, tuple[str, Any]] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = (type(value).__name__, value)
+    return out
+
+
+def test_default_toml_documents_exactly_the_defaults() -> None:
+    documented = _flat(tomllib.loads(DEFAULT_TOML.read_text()))
+    defaults = _flat(Settings().model_dump())
+    assert sorted(set(defaults) - set(documented)) == [], "defaults missing from default.toml"
+    assert sorted(set(documented) - set(defaults)) == [], "default.toml keys with no setting"
+    differ = {k: (documented[k], defaults[k]) for k in defaults if documented[k] != defaults[k]}
+    assert differ == {}
+
+
+def test_loaded_defaults_are_the_models_defaults(annie_home: Path) -> None:
     settings = load_settings()
+    assert settings.model_dump(exclude={"home"}) == Settings().model_dump(exclude={"home"})
     assert settings.context.window == 32768
-    assert settings.compaction.tier1_threshold == 0.65
-    assert settings.compaction.tier2_threshold == 0.80
+    assert settings.models.stt_prompt.startswith("Vocabulary: Annie")
     assert settings.home_path == annie_home
     assert settings.models_dir == annie_home / "models"
+
+
+def test_output_reserve_is_the_configured_reserve_capped_at_an_eighth_of_the_window() -> None:
+    roomy = load_settings(context={"window": 32768, "reserve_output": 1024}).context
+    assert (roomy.reserve_output, roomy.output_reserve_tokens) == (1024, 1024)
+    small = load_settings(context={"window": 4096, "reserve_output": 1024}).context
+    assert (small.reserve_output, small.output_reserve_tokens) == (1024, 512)
 
 
 def test_home_config_overrides_defaults(annie_home: Path) -> None:

@@ -21,7 +21,7 @@ from bot.events import ErrorEvent, TurnDone
 from bot.session import MODEL_FAILED
 from models.base import LLM, Tokenizer
 from models.fakes import ScriptedLLM
-from tests.session.conftest import collect, make_runtime
+from tests.bot.conftest import collect, make_runtime
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ async def test_a_template_error_is_a_clear_error_and_loses_no_turn(
     done = next(e for e in events if isinstance(e, TurnDone))
     assert done.text == MODEL_FAILED
     # Every completed turn is on disk, and the refused request too.
-    logged = [(e.kind, e.content) for e in runtime.store.events(session.id)]
+    logged = [(e.kind, e.content) for e in runtime.store.events.find(session.id)]
     assert ("assistant", "Hello!") in logged and ("user", "say FORBIDDEN things") in logged
     # The refused turn is out of view, so the conversation goes on.
     events = await collect(session, "are you there?")

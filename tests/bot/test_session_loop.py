@@ -18,11 +18,12 @@ from bot.events import (
     ToolResultEvent,
     TurnDone,
 )
-from bot.session import MODEL_FAILED, NO_ANSWER
+from bot.model_turn import NO_ANSWER
+from bot.session import MODEL_FAILED
 from bot.tools.base import Tool, ToolContext, ToolOutput
 from models.base import Tokenizer
 from models.fakes import ScriptedLLM
-from tests.session.conftest import collect, make_runtime
+from tests.bot.conftest import collect, make_runtime
 
 
 def call(name: str, **arguments: object) -> str:
@@ -35,7 +36,7 @@ async def test_tool_rounds_load_a_group_then_use_it(tokenizer: Tokenizer, tmp_pa
         [
             "Let me look. " + call("load_tool_group", group="web"),
             call("web_search", query="tides in Brest"),
-            "Web search isn't set up here, sorry.",
+            "I need your OK before searching.",
         ],
     )
     runtime = make_runtime(llm, tmp_path)
@@ -44,9 +45,11 @@ async def test_tool_rounds_load_a_group_then_use_it(tokenizer: Tokenizer, tmp_pa
     names = [e.name for e in events if isinstance(e, ToolCallEvent)]
     assert names == ["load_tool_group", "web_search"]
     results = [e for e in events if isinstance(e, ToolResultEvent)]
-    assert results[0].ok and not results[1].ok and "not configured" in results[1].preview
+    # A web search leaves the box, so it waits for the user's yes: nothing ran yet.
+    assert results[0].ok and "approval appr-1" in results[1].preview
+    assert "Nothing was done yet" in results[1].preview
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert text == "Let me look. Web search isn't set up here, sorry."
+    assert text == "Let me look. I need your OK before searching."
     done = next(e for e in events if isinstance(e, TurnDone))
     assert done.text == text
     # Each round's prompt extends the previous one: the cache is reused, never rebuilt.
@@ -93,7 +96,7 @@ async def test_bad_and_unreadable_calls_are_results_the_model_reads(
     tables = [e for e in events if isinstance(e, TableEvent)]
     assert len(tables) == 1 and tables[0].rows == [["Mon", "6:42"]]
     assert next(e for e in events if isinstance(e, TurnDone)).text == "It's on your screen."
-    errors = runtime.store.events(session.id, kinds=["tool_result"])
+    errors = runtime.store.events.find(session.id, kinds=["tool_result"])
     assert sum(not e.meta["ok"] for e in errors) == 3
     assert "not valid JSON" in session.ledger.prompt(session.conv)  # the model was told
     await runtime.close()
@@ -170,7 +173,7 @@ async def test_two_sessions_share_one_model(tokenizer: Tokenizer, tmp_path: Path
     await runtime.close()
     assert runtime.sessions == []
     for sid in (a.id, b.id):
-        row = runtime.store.get_session(sid)
+        row = runtime.store.sessions.get(sid)
         assert row is not None and row.ended_at is not None
 
 
@@ -184,8 +187,8 @@ async def test_close_runs_tier_three_and_ends_the_session(
     await session.wait_idle()
     events = await session.close()
     assert [e.tier for e in events] == [3]
-    assert session.closed and runtime.store.get_session(session.id).ended_at is not None  # type: ignore[union-attr]
-    logged = runtime.store.events(session.id, kinds=["compaction"])
+    assert session.closed and runtime.store.sessions.get(session.id).ended_at is not None  # type: ignore[union-attr]
+    logged = runtime.store.events.find(session.id, kinds=["compaction"])
     assert len(logged) == 1
     await runtime.close()
 
@@ -206,7 +209,7 @@ async def test_barge_in_after_the_answer_amends_it_to_what_was_heard(
         "Low tide" not in prompt and session.ledger.verify(session.conv)[0] == session.usage().total
     )
     assert not session.amend_interrupted(done.turn_id, "again")  # only once
-    logged = runtime.store.events(session.id, kinds=["assistant"])
+    logged = runtime.store.events.find(session.id, kinds=["assistant"])
     assert logged[0].content.endswith("noon.") and logged[-1].meta["interrupted"] is True
     await runtime.close()
 
@@ -219,6 +222,6 @@ async def test_a_model_failure_is_reported_not_raised(tokenizer: Tokenizer, tmp_
     error = next(e for e in events if isinstance(e, ErrorEvent))
     assert "only 0 replies" in error.message and error.where == "model"
     assert next(e for e in events if isinstance(e, TurnDone)).text == MODEL_FAILED
-    kinds = [e.kind for e in runtime.store.events(session.id)]
+    kinds = [e.kind for e in runtime.store.events.find(session.id)]
     assert kinds[0] == "user" and "error" in kinds
     await runtime.close()

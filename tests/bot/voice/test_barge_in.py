@@ -14,7 +14,7 @@ from memory.store import Store
 from models.base import TTS, Tokenizer
 from models.fakes import ScriptedLLM
 from testkit.peer import VoiceClient, speak_48k
-from tests.voice.conftest import serve
+from tests.bot.voice.conftest import serve
 
 LONG_REPLY = (
     "The sea covers most of the planet, and it has shaped every coast you have ever seen. "
@@ -74,8 +74,10 @@ async def test_talking_over_annie_stops_her_and_keeps_only_what_was_heard(
             30,
             "the interrupted turn",
         )
-        late = [f for f in client.voiced_since(barge.at + 0.15) if f.at < barge.at + 1.0]
-        assert late == [], f"{len(late)} voiced frames after the barge-in"
+        # Counted, not timed: frames already in flight may arrive late on a busy machine, but
+        # an answer that kept playing would send 50 voiced frames a second.
+        late = [f for f in client.voiced_since(barge.at) if f.at < barge.at + 1.0]
+        assert len(late) <= 8, f"{len(late)} voiced frames after the barge-in"
 
         heard = done[-1]["text"]
         assert heard == barge.delivered_text
@@ -88,7 +90,7 @@ async def test_talking_over_annie_stops_her_and_keeps_only_what_was_heard(
         assert answer is not None and answer.interrupted
         assert answer.content.strip() == heard.strip()
         assert "[interrupted" in answer.visible
-        logged = store.events(session.id, kinds=["assistant"], turn_id=turn_id)
+        logged = store.events.find(session.id, kinds=["assistant"], turn_id=turn_id)
         assert logged[-1].meta["interrupted"] and logged[-1].content.strip() == heard.strip()
         dones = [e for e in client.of_type("assistant_done") if e["turn_id"] == turn_id]
         if token_delay_s == 0.0:

@@ -20,7 +20,7 @@ from models.base import LLM, Tokenizer, ToolDialect
 from models.fakes import ScriptedLLM
 from models.toolcalls import coerce_arguments, parse_output, write_call
 from testkit.qwen35 import QWEN35_TEMPLATE
-from tests.session.conftest import collect, make_runtime
+from tests.bot.conftest import collect, make_runtime
 
 DIALECTS: list[ToolDialect] = ["json", "xml"]
 
@@ -172,7 +172,7 @@ async def test_arguments_are_typed_by_the_schema_before_the_tool_runs(
     assert [e.ok for e in events if isinstance(e, ToolResultEvent)] == [False, True]
     # The year stays a string, the count and flag are typed: the tool ran once, like this.
     assert seen == [{"label": "2026", "count": 7, "loud": True, "mood": "calm", "note": "null"}]
-    error = runtime.store.events(session.id, kinds=["tool_result"])[0].content
+    error = runtime.store.events.find(session.id, kinds=["tool_result"])[0].content
     assert error == (
         'error: bad arguments for record: count: expected an integer, got "abc"; '
         'loud: expected true or false, got "yes"; '
@@ -193,7 +193,7 @@ async def test_the_recovery_message_shows_the_models_own_dialect(
     runtime = make_runtime(llm, tmp_path)
     session = runtime.open_session()
     await collect(session, "Record it.")
-    message = runtime.store.events(session.id, kinds=["tool_result"])[0].content
+    message = runtime.store.events.find(session.id, kinds=["tool_result"])[0].content
     assert message.startswith("error: your tool call could not be read (")
     assert ("<function=" in message) == (dialect == "xml")
     assert ('{"name"' in message) == (dialect == "json")
@@ -215,7 +215,7 @@ async def test_a_forced_call_on_a_qwen35_model_is_written_in_xml(
     assert [e.name for e in events if isinstance(e, ToolCallEvent)] == ["record"]
     assert [e.ok for e in events if isinstance(e, ToolResultEvent)] == [True]
     assert len(seen) == 1 and seen[0]["mood"] in ("calm", "busy")
-    raw = runtime.store.events(session.id, kinds=["assistant"])[0].meta["raw"]
+    raw = runtime.store.events.find(session.id, kinds=["assistant"])[0].meta["raw"]
     assert raw.startswith("<tool_call>\n<function=record>\n<parameter=label>\n")
     await runtime.close()
 

@@ -211,11 +211,11 @@ def test_readable_text_skips_markup() -> None:
 
 async def test_get_context_reads_the_event_log_by_id_and_offset(tmp_path: Path) -> None:
     store = Store(tmp_path / "annie.db")
-    sid = store.start_session()
+    sid = store.sessions.start()
     long = "".join(f"line {n}\n" for n in range(3000))
-    ev = store.append_event(sid, "tool_result", long, name="fetch_webpage", meta={"turn": 2})
-    store.append_event(sid, "user", "what about the tides?", meta={"turn": 3})
-    task = store.add_task("call the bank", pending="user")
+    ev = store.events.append(sid, "tool_result", long, name="fetch_webpage", meta={"turn": 2})
+    store.events.append(sid, "user", "what about the tides?", meta={"turn": 3})
+    task = store.tasks.add("call the bank", pending="user")
     c = ToolContext(settings=load_settings(), store=store, session_id=sid)
     ok, content, _ = await run("get_context", {"ids": [ev]}, c)
     assert ok and content.startswith(f"{ev} (tool_result, fetch_webpage")

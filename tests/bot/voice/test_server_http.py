@@ -15,7 +15,7 @@ from config import ConfigError, Settings, load_settings
 from memory.store import Store
 from models.base import LLM
 from testkit.peer import VoiceClient
-from tests.voice.conftest import serve
+from tests.bot.voice.conftest import serve
 
 BROKEN_SDP = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nm=audio nonsense\r\na=garbage:::\r\n"
 
@@ -87,7 +87,7 @@ async def test_sessions_past_the_cap_get_503(
         session = server.runtime.sessions[0]
     # Shutting the server down closed the open connection and its session (tier 3).
     assert voice.closed.is_set() and session.closed
-    row = store.get_session(voice.session_id)
+    row = store.sessions.get(voice.session_id)
     assert row is not None and row.ended_at
     await first.close()
 

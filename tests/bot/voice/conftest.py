@@ -13,12 +13,14 @@ import pytest
 from aiohttp import web
 
 from bot.runtime import Runtime
-from bot.server import STATE, Engines, create_app, runtime_sessions
+from bot.server import STATE, Engines, runtime_app
 from bot.voice_session import VoiceSession
 from config import Settings, load_settings
 from context.ledger import CallRecord
 from memory.store import Store
-from models.base import LLM, STT, TTS, VAD
+from models.base import LLM, STT, TTS, VAD, Tokenizer
+from models.fakes import ScriptedLLM
+from models.toolcalls import write_call
 
 QUESTION = "Are there any tasks pending on me?"
 
@@ -70,7 +72,7 @@ async def serve(
 ) -> AsyncIterator[RunningServer]:
     """Start the app on a free port with a Runtime over `llm`; shut it down cleanly after."""
     runtime = Runtime(settings, llm=llm, store=store, **kw)
-    app = create_app(settings, engines, runtime_sessions(runtime), metrics=store)
+    app = runtime_app(settings, engines, runtime)
     runner = web.AppRunner(app)
     await runner.setup()
     port = free_port()
@@ -85,3 +87,15 @@ async def serve(
         # Not runtime.close(): that would also close the shared, session-scoped model.
         for session in list(runtime.sessions):
             await session.close()
+
+
+def asks_to_delete(tokenizer: Tokenizer, note_id: str) -> tuple[ScriptedLLM, list[str]]:
+    """A model that calls delete_note on `note_id`, then asks the user; its script empties
+    as it is played, so a test can check no other model round ran."""
+    script: list[str] = []
+    llm = ScriptedLLM(tokenizer, lambda prompt: script.pop(0))
+    script += [
+        write_call("delete_note", {"note_id": note_id}, llm.tool_dialect),
+        "Shall I delete the old gate code?",
+    ]
+    return llm, script

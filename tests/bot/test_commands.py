@@ -14,7 +14,7 @@ from config import load_settings
 from memory.store import Store
 from models.base import LLM, Tokenizer
 from models.fakes import ScriptedLLM
-from tests.session.conftest import make_runtime
+from tests.bot.conftest import make_runtime
 
 
 async def test_chat_streams_and_prints_context_and_manifest(
@@ -54,7 +54,7 @@ def test_ask_answers_non_state_questions_through_the_model(llm: LLM, tmp_path: P
         asker.close()
         store.close()
     reopened = Store(tmp_path / "annie.db")
-    kinds = [e.kind for e in reopened.events(kinds=["user", "assistant", "manifest"])]
+    kinds = [e.kind for e in reopened.events.find(kinds=["user", "assistant", "manifest"])]
     assert {"user", "assistant", "manifest"} <= set(kinds)
     reopened.close()
 

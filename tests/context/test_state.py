@@ -11,7 +11,7 @@ from config import Settings
 from context.state import CANT_READ_TASKS, NOTHING_PENDING, StateResolver
 from context.state_rules import match
 from memory.store import Store
-from tests.memory.phrasings import NEAR_MISSES, STATUS_QUESTIONS
+from tests.context.phrasings import NEAR_MISSES, STATUS_QUESTIONS
 
 NOW = datetime(2026, 9, 1, 10, 30).astimezone()
 
@@ -19,7 +19,7 @@ NOW = datetime(2026, 9, 1, 10, 30).astimezone()
 def test_enough_phrasings() -> None:
     assert len(STATUS_QUESTIONS) >= 40 and len(NEAR_MISSES) >= 40
     assert {i for _, i in STATUS_QUESTIONS} == {
-        "pending", "list", "schedule", "time", "date", "context",
+        "approvals", "pending", "list", "schedule", "time", "date", "context",
     }  # fmt: skip
 
 
@@ -35,7 +35,7 @@ def test_status_question_goes_to_the_state_path(
 
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_near_miss_goes_to_the_model(store: Store, settings: Settings, text: str) -> None:
-    store.add_task("pay the pending invoice", pending="user")
+    store.tasks.add("pay the pending invoice", pending="user")
     assert StateResolver(store, settings, lambda: (1, 2)).resolve(text, now=NOW) is None
 
 
@@ -44,10 +44,10 @@ def test_pending_rule_with_tasks_in_every_state(store: Store, settings: Settings
     expected: set[str] = set()
     for status in ("open", "blocked", "done"):
         for pending in ("none", "user", "assistant", "external"):
-            task_id = store.add_task(f"{status}-{pending}", pending=pending, status=status)
+            task_id = store.tasks.add(f"{status}-{pending}", pending=pending, status=status)
             if pending != "none" and status != "done":
                 expected.add(task_id)
-    assert {t.id for t in store.pending_tasks()} == expected
+    assert {t.id for t in store.tasks.pending()} == expected
     result = StateResolver(store, settings).resolve("Are there any tasks pending on me?", NOW)
     assert result is not None and result.intent == "pending"
     assert set(result.sources) == expected
@@ -60,9 +60,9 @@ def test_pending_rule_with_tasks_in_every_state(store: Store, settings: Settings
 
 
 def test_empty_pending_answer(store: Store, settings: Settings) -> None:
-    store.add_task("nothing waits on this")
-    finished = store.add_task("already finished", pending="user")
-    store.complete_task(finished)
+    store.tasks.add("nothing waits on this")
+    finished = store.tasks.add("already finished", pending="user")
+    store.tasks.complete(finished)
     result = StateResolver(store, settings).resolve("Are there any tasks pending on me?", NOW)
     assert result is not None
     assert result.text == NOTHING_PENDING
@@ -73,14 +73,14 @@ def test_empty_pending_answer(store: Store, settings: Settings) -> None:
 def test_only_others_pending_never_says_nothing_is_pending(
     store: Store, settings: Settings
 ) -> None:
-    store.add_task("draft the reply", pending="assistant")
+    store.tasks.add("draft the reply", pending="assistant")
     result = StateResolver(store, settings).resolve("what's pending?", NOW)
     assert result is not None
     assert result.text == "Nothing is waiting on you. One thing is waiting on me: draft the reply."
 
 
 def test_many_pending_are_counted_not_all_read_out(store: Store, settings: Settings) -> None:
-    store.add_tasks({"title": f"form {i}", "pending": "user"} for i in range(25))
+    store.tasks.add_many({"title": f"form {i}", "pending": "user"} for i in range(25))
     result = StateResolver(store, settings).resolve("what needs me?", NOW)
     assert result is not None
     assert result.text == "25 things need you: form 0, form 1, form 2, and 22 more."
@@ -89,7 +89,7 @@ def test_many_pending_are_counted_not_all_read_out(store: Store, settings: Setti
 def test_unreadable_task_table_is_never_a_confident_negative(
     store: Store, settings: Settings
 ) -> None:
-    store.add_task("call the bank", pending="user")
+    store.tasks.add("call the bank", pending="user")
     assert store.path is not None
     other = sqlite3.connect(store.path)
     other.execute("ALTER TABLE tasks RENAME TO tasks_damaged")
@@ -117,9 +117,9 @@ def test_list_answer_skips_done_work(store: Store, settings: Settings) -> None:
     resolver = StateResolver(store, settings)
     empty = resolver.resolve("what's on my list?", NOW)
     assert empty is not None and empty.text == "Your list is empty."
-    store.add_task("buy stamps")
-    store.add_task("renew visa", status="blocked", pending="external")
-    store.complete_task(store.add_task("finished thing"))
+    store.tasks.add("buy stamps")
+    store.tasks.add("renew visa", status="blocked", pending="external")
+    store.tasks.complete(store.tasks.add("finished thing"))
     result = resolver.resolve("what's on my list?", NOW)
     assert result is not None
     assert result.text == "You have one open task: buy stamps. One task is blocked: renew visa."
@@ -130,9 +130,9 @@ def test_schedule_today_and_tomorrow(store: Store, settings: Settings) -> None:
     empty = resolver.resolve("what's on my schedule today?", NOW)
     assert empty is not None and empty.text == "Nothing is scheduled for today."
     today = NOW.replace(hour=15, minute=0)
-    rem = store.add_reminder("call mom", today)
-    store.add_reminder("dentist", today + timedelta(days=1, minutes=30))
-    task = store.add_task("send invoice", due=today.replace(hour=17))
+    rem = store.reminders.add("call mom", today)
+    store.reminders.add("dentist", today + timedelta(days=1, minutes=30))
+    task = store.tasks.add("send invoice", due=today.replace(hour=17))
     result = resolver.resolve("What's on my schedule today?", NOW)
     assert result is not None
     assert result.text == (

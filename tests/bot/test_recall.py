@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot.events import LatencyEvent
 from models.base import LLM, Embedder
-from tests.session.conftest import collect, make_runtime
+from tests.bot.conftest import collect, make_runtime
 
 WIFI = "The Wi-Fi password for the cabin is pinecone42."
 OTHERS = [
@@ -26,9 +26,9 @@ async def test_a_related_note_is_recalled_once_and_unrelated_turns_recall_nothin
     llm: LLM, embedder: Embedder, tmp_path: Path
 ) -> None:
     runtime = make_runtime(llm, tmp_path, embedder=embedder)
-    wifi_id = runtime.store.add_note(WIFI, embedding=embedder.embed([WIFI])[0])
+    wifi_id = runtime.store.notes.add(WIFI, embedding=embedder.embed([WIFI])[0])
     for text in OTHERS:
-        runtime.store.add_note(text, embedding=embedder.embed([text])[0])
+        runtime.store.notes.add(text, embedding=embedder.embed([text])[0])
     session = runtime.open_session()
     assert WIFI not in session.conv.prefix.system_content()
     assert wifi_id not in session.conv.prefix.source_ids
@@ -60,7 +60,7 @@ async def test_recall_loads_no_embedder_while_nothing_is_stored(llm: LLM, tmp_pa
     events = await collect(session, "Tell me a joke.")
     assert session.last_assembly is not None
     assert session.last_assembly.envelope.retrieved_evidence == []
-    assert runtime.store.embedder is None
+    assert runtime.store.notes.embedder is None
     assert "recall_ms" in next(e for e in events if isinstance(e, LatencyEvent)).stages
     await session.close()
 
@@ -70,10 +70,10 @@ async def test_once_the_embedder_loads_the_runtimes_store_searches_by_meaning(
 ) -> None:
     """search_memory uses the runtime's store: without an embedder it would be lexical only."""
     runtime = make_runtime(llm, tmp_path, embedder=embedder)
-    assert runtime.store.embedder is None
+    assert runtime.store.notes.embedder is None
     assert runtime.embedder is embedder
-    assert runtime.store.embedder is embedder
-    note_id = runtime.store.add_note("Dentist appointment moved to Thursday afternoon")
+    assert runtime.store.notes.embedder is embedder
+    note_id = runtime.store.notes.add("Dentist appointment moved to Thursday afternoon")
     query = "when do I see the tooth doctor"
-    assert runtime.store.search_fts(query) == []
-    assert [h.id for h in runtime.store.search(query, limit=1)] == [note_id]
+    assert runtime.store.notes.search_fts(query) == []
+    assert [h.id for h in runtime.store.notes.search(query, limit=1)] == [note_id]

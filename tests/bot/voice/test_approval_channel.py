@@ -1,0 +1,65 @@
+"""The page's Approve button over a real WebRTC data channel (aiortc peer against the server):
+the open approval is announced with its exact parameters, a stale answer is refused, and
+Approve is the same yes a spoken one is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.server import Engines
+from config import Settings
+from memory.store import Store
+from models.base import Tokenizer
+from testkit.peer import VoiceClient
+from tests.bot.voice.conftest import asks_to_delete, serve
+
+
+def approvals(client: VoiceClient) -> list[dict[str, Any]]:
+    return client.of_type("approval")
+
+
+async def test_approve_over_the_data_channel_runs_the_stored_deletion(
+    voice_settings: Settings, engines: Engines, tokenizer: Tokenizer, store: Store
+) -> None:
+    note = store.notes.add("old gate code 4411")
+    keep = store.notes.add("new gate code 9922")
+    llm, script = asks_to_delete(tokenizer, note)
+    async with serve(voice_settings, engines, llm, store) as server:
+        client = VoiceClient(server.url)
+        try:
+            await client.connect()
+            client.send_text("Delete my note with the old gate code.")
+            shown = await client.wait_for(
+                lambda c: [a for a in approvals(c) if a["id"]], 60, "an approval"
+            )
+            card = shown[0]
+            assert card["tool"] == "delete_note" and card["params"] == {"note_id": note}
+            assert card["text"] == f"delete note (note_id={note})"
+            row = store.approvals.get(card["id"])
+            assert row is not None and row.requester == client.session_id
+
+            # An answer for an approval that is not the one waiting changes nothing.
+            client.send({"type": "approval", "id": "appr-999", "decision": "yes"})
+            await client.wait_for(
+                lambda c: any("no longer waiting" in e["message"] for e in c.of_type("error")),
+                30,
+                "the stale answer refused",
+            )
+            assert store.notes.get(note) is not None
+
+            client.send({"type": "approval", "id": card["id"], "decision": "yes"})
+            answer = await client.wait_for(
+                lambda c: [e for e in c.of_type("state_answer") if e["intent"] == "approval"],
+                60,
+                "the approval's answer",
+            )
+            assert answer[0]["text"].startswith(f"Done: deleted {note}")
+            assert answer[0]["sources"] == [card["id"]]
+            await client.wait_for(lambda c: approvals(c)[-1]["id"] == "", 30, "the card hidden")
+            assert store.notes.get(note) is None and store.notes.get(keep) is not None
+            # The yes was the session's own turn, logged as the user's words.
+            said = store.events.find(client.session_id, kinds=["user"])
+            assert [e.content for e in said][-1] == "yes"
+            assert script == []
+        finally:
+            await client.close()
