@@ -209,6 +209,12 @@ class ChatTemplate:
             return self._without_query(messages, tools, add_generation_prompt)
         return self._render(messages, tools, add_generation_prompt)
 
+    @property
+    def message_mark(self) -> str:
+        """The text every message starts with (ChatML: `<|im_start|>`); "" when unknown."""
+        opener = self._opener or ""
+        return opener[: opener.index("user")] if "user" in opener else ""
+
     def _user_opener(self) -> str:
         """The text a user turn starts with (for ChatML: `<|im_start|>user\n`).
 

@@ -36,6 +36,7 @@ class ScriptedLLM(TemplatedLLM):
         token_delay_s: float = 0.0,
         prefill_s_per_token: float = 0.0,
         checkpoints: int = 4,
+        can_cut: bool = True,
     ) -> None:
         self.tokenizer = tokenizer
         self.n_ctx = n_ctx
@@ -51,7 +52,13 @@ class ScriptedLLM(TemplatedLLM):
         self.prompts: list[str] = []
         self._replies = replies if callable(replies) else list(replies)
         self._next = 0
-        self._cache = PromptCache(tokenizer.tokenize, capacity=checkpoints)
+        # `can_cut=False` plays a hybrid model, whose state is only ever restored.
+        self._cache = PromptCache(
+            tokenizer.tokenize,
+            capacity=checkpoints,
+            can_cut=can_cut,
+            mark=self.template.message_mark,
+        )
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scripted-llm")
         self._init_shared()
 
@@ -82,7 +89,7 @@ class ScriptedLLM(TemplatedLLM):
             end = time.perf_counter() + self.prefill_s_per_token * len(plan.new_tokens)
             while time.perf_counter() < end and not (flag is not None and flag.is_set()):
                 time.sleep(min(0.01, max(0.0, end - time.perf_counter())))
-        self._cache.evaluated(plan.new_tokens, plan.new_text)
+        self._cache.evaluated(plan.new_tokens, plan.new_text, plan.pieces)
         stats.evaluated_tokens = len(plan.new_tokens)
         stats.prefill_s = time.perf_counter() - t0
 

@@ -91,7 +91,18 @@ class LlamaLLM(TemplatedLLM):
             name=f"the chat template of {self.path.name}",
         )
         bos = [self._llama.token_bos()] if llama_cpp.llama_vocab_get_add_bos(self._vocab) else []
-        self._cache = PromptCache(self.tokenize, capacity=cfg.llm_checkpoints, bos=bos)
+        model = self._llama.model
+        # A recurrent or hybrid model's state cannot be cut back to an earlier token.
+        attention_only = not (
+            llama_cpp.llama_model_is_recurrent(model) or llama_cpp.llama_model_is_hybrid(model)
+        )
+        self._cache = PromptCache(
+            self.tokenize,
+            capacity=cfg.llm_checkpoints,
+            bos=bos,
+            can_cut=attention_only,
+            mark=self.template.message_mark,
+        )
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm")
         self._init_shared()
 
@@ -140,6 +151,9 @@ class LlamaLLM(TemplatedLLM):
         t0 = time.perf_counter()
         if plan.kind == "restore" and plan.checkpoint is not None:
             self._load_state(plan.checkpoint.state, plan.keep_tokens)
+        elif plan.kind == "cut":
+            # `eval` drops the KV cache from `n_tokens` on before it evaluates the suffix.
+            self._llama.n_tokens = len(plan.keep_tokens)
         elif plan.kind == "scratch":
             self._llama.reset()
         self._cache.start(plan)
@@ -158,7 +172,7 @@ class LlamaLLM(TemplatedLLM):
                 stats.cancelled = True
                 break
         if done == len(new):
-            self._cache.evaluated(new, plan.new_text)
+            self._cache.evaluated(new, plan.new_text, plan.pieces)
         else:
             # Cut short: the cache must spell its tokens exactly, so take the text from them.
             self._cache.evaluated(new[:done], self.detokenize(new[:done]))

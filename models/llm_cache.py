@@ -2,15 +2,17 @@
 
 The cache is text-first. It keeps the evaluated token list together with the exact text those
 tokens spell (the prompt plus the generated pieces, as generated). A new prompt that extends
-that text only needs its suffix tokenized and evaluated. Anything else goes back to the
-longest saved checkpoint whose text is a prefix of the prompt, or starts from scratch; the
-model's state is never cut back, because a hybrid (recurrent) model cannot do that.
-The same planner serves the llama.cpp adapter and the scripted fake, so both report reuse the
-same way.
+that text only needs its suffix tokenized and evaluated. Anything else (an edit in the middle,
+as compaction makes) keeps the most it can of what the model holds or has saved: an
+attention-only model cuts its KV cache (or a restored checkpoint) back to the last message
+start before the edit; a hybrid (recurrent) model cannot cut its state back, so it restores
+the longest saved checkpoint whose text is a prefix of the prompt, or starts from scratch. The same planner serves the llama.cpp adapter and the scripted fake, so both report
+reuse the same way.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,18 +28,21 @@ class Checkpoint:
     text: str
     tokens: list[int]
     state: Any = None
+    boundaries: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
 class Plan:
     """How to bring the model to a prompt: keep or restore a prefix, then evaluate the rest."""
 
-    kind: Literal["extend", "restore", "scratch"]
+    kind: Literal["extend", "cut", "restore", "scratch"]
     keep_tokens: list[int]
     keep_text: str
     new_tokens: list[int]
     new_text: str
     checkpoint: Checkpoint | None = None
+    # (text length, token count) within the new text where a message starts: cut points.
+    pieces: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def prompt_tokens(self) -> int:
@@ -51,33 +56,98 @@ class PromptCache:
     tokenize: Callable[[str], list[int]]
     capacity: int = 4
     bos: list[int] = field(default_factory=list)
+    # False for recurrent and hybrid models: their state cannot be cut back, only restored.
+    can_cut: bool = False
     tokens: list[int] = field(default_factory=list)
     text: str = ""
+    # The text each message starts with (ChatML: `<|im_start|>`). A special token is never
+    # merged with its neighbours, so tokenizing message by message gives the same tokens and
+    # marks where each message starts: the cut points after compaction edits one message.
+    mark: str = ""
+    # (text length, token count) after each evaluated piece: the places where the text and
+    # the tokens align, so a cut there leaves tokens that spell exactly the kept text.
+    boundaries: list[tuple[int, int]] = field(default_factory=list)
+    _mark_checked: bool = False
     checkpoints: OrderedDict[str, Checkpoint] = field(default_factory=OrderedDict)
 
     def plan(self, prompt: str, n_ctx: int) -> Plan:
-        """Choose the cheapest way to reach `prompt` without cutting any state back."""
+        """Choose the cheapest way to reach `prompt`: extend, cut back, restore, or start over."""
         if not prompt:
             raise ModelError("empty prompt: render at least one message")
         # The engine keeps the logits of the last evaluated token (restored states carry
         # them too), so an empty suffix can be sampled from directly.
         if self.tokens and prompt.startswith(self.text):
             suffix = prompt[len(self.text) :]
-            plan = Plan("extend", self.tokens, self.text, self._tok(suffix), suffix)
-            return self._fits(plan, n_ctx)
-        best: Checkpoint | None = None
+            return self._fits(self._plan("extend", self.tokens, self.text, suffix), n_ctx)
+        # Each candidate keeps (text length, tokens) of what it holds; a cut needs a non-empty
+        # suffix, since the engine has no logits for a cut point.
+        held = _cut_point(prompt, self.text, self.boundaries) if self.can_cut else None
+        best: tuple[int, int, Checkpoint | None] | None = None
+        if held is not None and held[1] > len(self.bos):
+            best = (*held, None)
         for cp in self.checkpoints.values():
-            if prompt.startswith(cp.text) and (best is None or len(cp.text) > len(best.text)):
-                best = cp
-        if best is not None:
-            self.checkpoints.move_to_end(best.text)
-            suffix = prompt[len(best.text) :]
-            plan = Plan("restore", best.tokens, best.text, self._tok(suffix), suffix, best)
-            return self._fits(plan, n_ctx)
-        return self._fits(Plan("scratch", [], "", self.bos + self._tok(prompt), prompt), n_ctx)
+            if prompt.startswith(cp.text):
+                point: tuple[int, int] | None = (len(cp.text), len(cp.tokens))
+            elif self.can_cut:
+                point = _cut_point(prompt, cp.text, cp.boundaries)
+            else:
+                continue
+            if point is not None and point[1] > max(len(self.bos), best[1] if best else 0):
+                best = (*point, cp)
+        if best is None:
+            return self._fits(self._plan("scratch", [], "", prompt), n_ctx)
+        n_text, n_tokens, source = best
+        suffix = prompt[n_text:]
+        if source is None:
+            keep = self.tokens[:n_tokens]
+            return self._fits(self._plan("cut", keep, prompt[:n_text], suffix), n_ctx)
+        self.checkpoints.move_to_end(source.text)
+        keep = source.tokens[:n_tokens]
+        return self._fits(self._plan("restore", keep, prompt[:n_text], suffix, source), n_ctx)
 
-    def _tok(self, text: str) -> list[int]:
-        return self.tokenize(text) if text else []
+    def _plan(
+        self,
+        kind: Literal["extend", "cut", "restore", "scratch"],
+        keep: list[int],
+        keep_text: str,
+        suffix: str,
+        checkpoint: Checkpoint | None = None,
+    ) -> Plan:
+        tokens, pieces = self._tok(suffix)
+        if kind == "scratch" and self.bos:
+            tokens = self.bos + tokens
+            pieces = [(t, n + len(self.bos)) for t, n in pieces]
+        return Plan(kind, keep, keep_text, tokens, suffix, checkpoint, pieces)
+
+    def _tok(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """The text's tokens, and where each message after the first starts in both."""
+        if not text:
+            return [], []
+        starts = self._message_starts(text)
+        if not starts:
+            return self.tokenize(text), []
+        tokens: list[int] = []
+        pieces: list[tuple[int, int]] = []
+        for a, b in zip([0, *starts], [*starts, len(text)], strict=True):
+            tokens += self.tokenize(text[a:b])
+            if b < len(text):
+                pieces.append((b, len(tokens)))
+        if not self._mark_checked:
+            # Once per model: if splitting at the mark ever changed the tokens, stop splitting.
+            self._mark_checked = True
+            if tokens != self.tokenize(text):
+                self.mark = ""
+                return self.tokenize(text), []
+        return tokens, pieces
+
+    def _message_starts(self, text: str) -> list[int]:
+        if not self.mark:
+            return []
+        starts, i = [], text.find(self.mark, 1)
+        while i > 0:
+            starts.append(i)
+            i = text.find(self.mark, i + 1)
+        return starts
 
     @staticmethod
     def _fits(plan: Plan, n_ctx: int) -> Plan:
@@ -89,28 +159,61 @@ class PromptCache:
         return plan
 
     def start(self, plan: Plan) -> None:
-        """The engine now holds `plan.keep_tokens` (kept or restored)."""
+        """The engine now holds `plan.keep_tokens` (kept, cut back or restored)."""
+        if plan.kind == "cut":
+            kept = (len(plan.keep_text), len(plan.keep_tokens))
+            self.boundaries = self.boundaries[: bisect_right(self.boundaries, kept)]
+        elif plan.kind == "restore" and plan.checkpoint is not None:
+            kept = (len(plan.keep_text), len(plan.keep_tokens))
+            saved = plan.checkpoint.boundaries
+            self.boundaries = saved[: bisect_right(saved, kept)]
+        elif plan.kind == "scratch":
+            self.boundaries = []
         self.tokens = list(plan.keep_tokens)
         self.text = plan.keep_text
 
-    def evaluated(self, tokens: list[int], text: str) -> None:
-        """The engine evaluated `tokens`, which spell `text`."""
+    def evaluated(
+        self, tokens: list[int], text: str, pieces: list[tuple[int, int]] | None = None
+    ) -> None:
+        """The engine evaluated `tokens`, which spell `text` (message starts at `pieces`)."""
         if tokens:
+            base_text, base_tokens = len(self.text), len(self.tokens)
+            for t, n in pieces or []:
+                if n < len(tokens):
+                    self.boundaries.append((base_text + t, base_tokens + n))
             self.tokens.extend(tokens)
             self.text += text
+            # A token that ends inside a character spells no text yet: not a place to cut.
+            if text:
+                self.boundaries.append((len(self.text), len(self.tokens)))
 
     def clear(self) -> None:
         self.tokens = []
         self.text = ""
+        self.boundaries = []
 
     def has_checkpoint(self, text: str) -> bool:
         return text in self.checkpoints
 
     def save(self, state: Any) -> Checkpoint:
         """Remember the current tokens and text with the engine's `state`."""
-        cp = Checkpoint(self.text, list(self.tokens), state)
+        cp = Checkpoint(self.text, list(self.tokens), state, list(self.boundaries))
         self.checkpoints[cp.text] = cp
         self.checkpoints.move_to_end(cp.text)
         while len(self.checkpoints) > max(0, self.capacity):
             self.checkpoints.popitem(last=False)
         return cp
+
+
+def _cut_point(prompt: str, text: str, boundaries: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The last aligned point of `text` before `prompt` departs from it, leaving a suffix."""
+    lo, hi = 0, min(len(prompt), len(text))
+    while lo < hi:  # the longest common prefix, by slices compared in C
+        mid = (lo + hi + 1) // 2
+        if prompt[:mid] == text[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    limit = min(lo, len(prompt) - 1)
+    i = bisect_right(boundaries, (limit, 1 << 62)) - 1
+    return boundaries[i] if i >= 0 else None
