@@ -6,8 +6,9 @@ that text only needs its suffix tokenized and evaluated. Anything else (an edit 
 as compaction makes) keeps the most it can of what the model holds or has saved: an
 attention-only model cuts its KV cache (or a restored checkpoint) back to the last message
 start before the edit; a hybrid (recurrent) model cannot cut its state back, so it restores
-the longest saved checkpoint whose text is a prefix of the prompt, or starts from scratch. The same planner serves the llama.cpp adapter and the scripted fake, so both report
-reuse the same way.
+the longest saved checkpoint whose text is a prefix of the prompt, or starts from scratch.
+The same planner serves the llama.cpp adapter and the scripted fake, so both report reuse the
+same way.
 """
 
 from __future__ import annotations
