@@ -2,8 +2,11 @@
 # Annie's one entry point.
 #   ./start.sh            set up on first run (venv, packages, models), then serve the voice page
 #   ./start.sh test       set up the test dependencies too, then run ruff, mypy and pytest
+#   ./start.sh plan [--json]  print what set-up would do on this machine (GPU, builds, model,
+#                         window, memory budget, downloads) and change nothing
 #   ./start.sh ARGS...    anything else goes to `python -m bot ARGS...` (doctor, chat, bench ...)
-# Both set-ups are idempotent: a second run installs nothing and starts in seconds.
+# Both set-ups are idempotent: a second run installs nothing and starts in seconds. Each one
+# first runs the same planner (provision/, plain python3, standard library) and carries it out.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,13 +22,24 @@ step() { step_start=$(date +%s); printf '==> %s\n' "$*"; }
 done_step() { printf '    done in %ss\n' "$(( $(date +%s) - step_start ))"; }
 fail() { printf '\nFAILED at step: %s\n  what to do: %s\n' "$1" "$2" >&2; exit 1; }
 
-have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
+# 0. The plan. The planner needs Python 3.11 (tomllib) and nothing else: -S keeps every
+# site-packages folder out, so it can only ever use the standard library.
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+  || fail "python version" "Annie needs Python 3.11 or newer; set PYTHON=/path/to/python3.11"
+if [ "$MODE" = "plan" ]; then
+  shift
+  exec "$PYTHON" -S -m provision "$@"
+fi
+# The full plan before a first set-up or a serve; other commands get it only on request.
+SHOW=()
+[ "$MODE" = "serve" ] && SHOW=(--show)
+PLAN="$("$PYTHON" -S -m provision --shell "${SHOW[@]}")" \
+  || fail "plan" "read the error above; ./start.sh plan shows what set-up would do"
+eval "$PLAN"
 
 # 1. Python and the virtual environment.
 if [ ! -x "$PY" ]; then
   step "creating virtual environment in .venv"
-  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-    || fail "python version" "Annie needs Python 3.11 or newer; set PYTHON=/path/to/python3.11"
   "$PYTHON" -m venv "$VENV" || fail "venv" "install the venv module (Debian: apt-get install python3-venv)"
   "$PY" -m pip install --quiet --upgrade pip wheel setuptools || fail "pip upgrade" "check network access to PyPI"
   done_step
@@ -34,29 +48,42 @@ PIP=("$PY" -m pip install --quiet --disable-pip-version-check)
 
 # 2. PyTorch first, so sentence-transformers never pulls a multi-GB CUDA build onto a CPU box.
 if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-  if have_gpu; then
-    step "installing PyTorch (CUDA)"
-    "${PIP[@]}" torch || fail "torch" "check network access to PyPI"
+  if [ "$PLAN_TORCH_ROUTE" = "cuda" ]; then
+    step "installing PyTorch: $PLAN_TORCH_LABEL"
+    "${PIP[@]}" "$PLAN_TORCH_SPEC" "${PLAN_TORCH_ARGS[@]}" \
+      || fail "torch" "pip could not install $PLAN_TORCH_SPEC from ${PLAN_TORCH_ARGS[*]}; check access to it, or set ANNIE_GPU__TORCH_VARIANTS"
   else
-    step "installing PyTorch 2.13.0 (CPU build)"
-    "${PIP[@]}" torch==2.13.0 || fail "torch" "pip could not install torch==2.13.0; check PyPI access"
+    step "installing PyTorch ${PLAN_TORCH_SPEC#torch==} (CPU build)"
+    "${PIP[@]}" "$PLAN_TORCH_SPEC" || fail "torch" "pip could not install $PLAN_TORCH_SPEC; check PyPI access"
   fi
   done_step
 fi
 
 # 3. llama-cpp-python, compiled for this machine (about 5 minutes on 2 cores).
+# The CPU flags come from the planner: a native build crashes in the AMX kernels
+# (ggml_backend_amx_mul_mat) on these Xeons, so the CPU build names its instruction sets.
 if ! "$PY" -c 'import llama_cpp' >/dev/null 2>&1; then
-  if have_gpu; then
-    step "building llama-cpp-python with CUDA (several minutes)"
-    export CMAKE_ARGS="-DGGML_CUDA=on"
-  else
-    step "building llama-cpp-python for CPU (about 5 minutes)"
-    # A native build crashes in the AMX kernels (ggml_backend_amx_mul_mat) on these Xeons.
-    export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
-  fi
-  "${PIP[@]}" --no-cache-dir llama-cpp-python \
-    || fail "llama-cpp-python build" "install a C/C++ compiler and cmake (Debian: apt-get install build-essential cmake)"
-  unset CMAKE_ARGS
+  case "$PLAN_LLAMA_ROUTE" in
+    cuda-wheel)
+      step "installing llama-cpp-python: $PLAN_LLAMA_LABEL"
+      "${PIP[@]}" "${PLAN_LLAMA_ARGS[@]}" "$PLAN_LLAMA_SPEC" \
+        || fail "llama-cpp-python wheel" "the prebuilt CUDA wheel did not install; install the CUDA toolkit (nvcc) to build from source, then ./start.sh again"
+      ;;
+    cuda-source)
+      step "building llama-cpp-python with CUDA (several minutes)"
+      export CMAKE_ARGS="$PLAN_CMAKE_ARGS"
+      "${PIP[@]}" --no-cache-dir "$PLAN_LLAMA_SPEC" \
+        || fail "llama-cpp-python CUDA build" "install a C/C++ compiler and cmake (Debian: apt-get install build-essential cmake), and a CUDA toolkit no newer than the driver (./start.sh plan)"
+      unset CMAKE_ARGS
+      ;;
+    *)
+      step "building llama-cpp-python for CPU (about 5 minutes)"
+      export CMAKE_ARGS="$PLAN_CMAKE_ARGS"
+      "${PIP[@]}" --no-cache-dir "$PLAN_LLAMA_SPEC" \
+        || fail "llama-cpp-python build" "install a C/C++ compiler and cmake (Debian: apt-get install build-essential cmake)"
+      unset CMAKE_ARGS
+      ;;
+  esac
   done_step
 fi
 
@@ -72,6 +99,17 @@ if ! current "$STAMP" && ! { [ -z "$EXTRAS" ] && current "$VENV/.annie-installed
   "${PIP[@]}" -e ".$EXTRAS" || fail "pip install -e .$EXTRAS" "read the pip error above; check PyPI access"
   echo "$WANT" > "$STAMP"
   done_step
+fi
+
+# What the card chose (model, window, checkpoints) and the user did not set, for the runtime.
+# Not for the tests: they run on the defaults whatever the machine.
+if [ "$MODE" != "test" ]; then
+  for setting in "${PLAN_EXPORTS[@]}"; do export "${setting?}"; done
+  if [ -f models/fetch.py ]; then
+    step "models (downloads the GPU defaults on first run)"
+    "$PY" -m models.fetch || fail "models" "see the line above"
+    done_step
+  fi
 fi
 
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"

@@ -14,7 +14,7 @@ from config import ConfigError
 from memory.db import StoreError
 from models.base import ModelError
 
-COMMANDS = ["serve", "chat", "ask", "tasks", "replay", "doctor", "bench"]
+COMMANDS = ["serve", "chat", "ask", "tasks", "reminders", "briefing", "replay", "doctor", "bench"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -134,3 +134,15 @@ class VoiceState(Event):
     type: ClassVar[str] = "voice_state"
     state: str
     turn_id: str = ""
+
+
+@dataclass
+class ReminderEvent(Event):
+    """Annie says reminders that fell due (at a gap in the conversation, or as the first thing
+    a session says when they fell due while no one was there: `away`)."""
+
+    type: ClassVar[str] = "reminder"
+    turn_id: str
+    text: str
+    away: bool
+    reminders: list[dict[str, Any]] = field(default_factory=list)  # id, text, due, kind

@@ -6,7 +6,8 @@ request to stop speaking, or an answer to the approval it shows (`{"type": "appr
 answer (this conversation's newest open one) and its Approve and Deny buttons send exactly
 that yes or no as typed text, through the same turn and the same resolution code; an
 answer to an approval that is no longer the one waiting is refused, so a stale button can
-never confirm something else.
+never confirm something else. Other message types go to the handler a feature registered
+for them in `handlers` (the knowledge panel's actions, `bot.knowledge`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ class PageChannel:
         self.session_id = session_id
         # Called with each event's JSON object as it is sent (tests, the benchmark).
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        # Other message types by their "type" (the knowledge panel's actions, for one), so
+        # features add messages without this class knowing them.
+        self.handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {}
         self._channel: Channel | None = None
         self._outbox: list[str] = []
         self._shown: str | None = None  # the approval id the page shows ("" none)
@@ -57,6 +61,11 @@ class PageChannel:
                 spawn(self.handle(message))
 
         self._flush()
+
+    @property
+    def is_open(self) -> bool:
+        """A page is listening now (what Annie says first waits for one)."""
+        return self._channel is not None and self._channel.readyState == "open"
 
     def send(self, event: Event | dict[str, Any]) -> None:
         payload = event.to_json() if isinstance(event, Event) else event
@@ -88,6 +97,8 @@ class PageChannel:
             decision = self._decision(message)
             if decision is not None:
                 await self.on_text(decision)
+        elif isinstance(kind, str) and kind in self.handlers:
+            await self.handlers[kind](message)
         else:
             self.send(ErrorEvent(f"unknown message type {kind!r}", where=WHERE))
 

@@ -5,7 +5,8 @@ per-turn recall first needs it, after which the store searches with it too); tes
 benchmarks inject their own (`Runtime(settings, llm=ScriptedLLM(...), store=Store())`).
 One LLM serves every session: the adapter queues calls on a FIFO lock, so sessions never
 interleave inside the model. `open_session()` starts a conversation with its own ledger,
-assembler, loaded tool groups and compaction hooks.
+assembler, loaded tool groups and compaction hooks. `reminders` is the scheduler that fires
+reminders from the table and tells every open session (the serving front end starts it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.reminders import ReminderScheduler
 from bot.tools.approval import executor
 from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
 from compaction import create_hooks
@@ -29,7 +31,9 @@ from context.ledger import Ledger
 if TYPE_CHECKING:
     from bot.events import Event
     from bot.session import Session
+    from context.intents import IntentIndex
     from context.state import StateResolver
+    from memory.rows import ReminderRow
     from memory.store import Store
     from models.base import LLM, Embedder, Tokenizer
 
@@ -81,8 +85,11 @@ class Runtime:
             system_prompt if system_prompt is not None else load_system_prompt(settings)
         )
         self.state_path = state_path
+        self._intents: IntentIndex | None = None
         self.sessions: list[Session] = []
         self._closed = False
+        # Fires reminders from the table; the front end that serves starts it (`start()`).
+        self.reminders = ReminderScheduler(lambda: self.store, self._reminders_fired)
 
     # --- engines ------------------------------------------------------------------------
 
@@ -151,7 +158,18 @@ class Runtime:
 
         # A yes runs the approved tool itself, with the stored parameters.
         run = executor(self.registry, self.settings, self.store, lambda: self.embedder)
-        return StateResolver(self.store, self.settings, usage, executor=run)
+        return StateResolver(self.store, self.settings, usage, executor=run, intents=self.intents)
+
+    @property
+    def intents(self) -> IntentIndex:
+        """The state path's candidate stage, shared by every session. It embeds with the
+        embedding model once something else has loaded it (serve, recall, a tool), never
+        loading it itself: until then the anchored rules alone decide."""
+        if self._intents is None:
+            from context.intents import IntentIndex
+
+            self._intents = IntentIndex(lambda: self._embedder)
+        return self._intents
 
     # --- sessions -----------------------------------------------------------------------
 
@@ -233,6 +251,11 @@ class Runtime:
         )
         return briefing.text, notes_block(briefing.notes), briefing.source_ids
 
+    def _reminders_fired(self, rows: list[ReminderRow]) -> None:
+        """Every open session says them at its next gap; with none open they wait."""
+        for session in list(self.sessions):
+            session.reminders_due()
+
     async def close(self) -> None:
         """Close every session (tier 3 runs for each), then the engines it loaded itself."""
         if self._closed:
@@ -241,6 +264,7 @@ class Runtime:
             with contextlib.suppress(Exception):
                 await session.close()
         self._closed = True
+        await self.reminders.stop()
         close = getattr(self._llm, "close", None)
         if self._owns_llm and callable(close):
             await asyncio.to_thread(close)

@@ -26,6 +26,7 @@ from aiohttp import web
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 
 from bot.events import Event
+from bot.knowledge import Panels, snapshot_route
 from bot.voice_session import MetricsSink, TurnSession, VoiceSession
 from config import ConfigError, Settings
 from memory.approvals import Approvals
@@ -340,11 +341,32 @@ def create_app(
 
 
 def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.Application:
-    """The application over a shared `Runtime`: its sessions, metrics and approvals."""
-    return create_app(
+    """The application over a shared `Runtime`: its sessions, metrics and approvals, and
+    the knowledge panel (`bot.knowledge`) on every page."""
+    app = create_app(
         settings,
         engines,
         runtime_sessions(runtime),
         metrics=runtime.store.metrics,
         approvals=runtime.store.approvals,
     )
+    app[STATE].on_voice_session.append(Panels(runtime.store, runtime.settings, runtime.registry))
+    _schedule_reminders(app, runtime)
+    token = settings.server.token
+    app.router.add_get(
+        "/api/knowledge", snapshot_route(runtime.store, lambda r: _authorized(r, token))
+    )
+    return app
+
+
+def _schedule_reminders(app: web.Application, runtime: Runtime) -> None:
+    """Reminders fire while the server runs, whether or not a page is open."""
+
+    async def start(_: web.Application) -> None:
+        runtime.reminders.start()
+
+    async def stop(_: web.Application) -> None:
+        await runtime.reminders.stop()
+
+    app.on_startup.append(start)
+    app.on_cleanup.append(stop)

@@ -7,7 +7,9 @@ tool-call markup hidden), its tool calls run (bounded rounds), and the answer co
 after the turn, and in idle time between turns (a background task a new turn cancels).
 Barge-in: `cancel(delivered)` stops generation within a token; the conversation keeps only
 what the user actually heard, marked interrupted. The voice page, the terminal chat and
-`ask` all drive this same loop.
+`ask` all drive this same loop. Spoken reminder commands ("snooze it ten minutes") are
+matched before the state path; reminders that fell due are said through `announce()`, which
+the front end calls at a gap in the conversation (`on_due` tells it when).
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ from bot.events import (
     ErrorEvent,
     Event,
     LatencyEvent,
+    ReminderEvent,
     StateAnswer,
     TurnDone,
 )
 from bot.interruption import amend_interrupted, interrupted_answer
 from bot.model_turn import model_turn
+from bot.reminder_commands import resolve as reminder_command
+from bot.reminders import announcement
 from context.assembler import (
     Assembler,
     Assembly,
@@ -38,6 +43,8 @@ from context.assembler import (
 from context.conversation import Conversation, Item
 from context.envelope import Manifest
 from context.ledger import Ledger, Usage
+from memory.db import StoreError
+from memory.rows import utc_now
 from models.base import ModelError
 
 if TYPE_CHECKING:
@@ -83,6 +90,9 @@ class Session:
         self._cancel = asyncio.Event()
         self._delivered: str | None = None
         self._idle: asyncio.Task[None] | None = None
+        self.started_at = utc_now()
+        # Set by the front end: reminders fell due, say them at the next gap (`announce`).
+        self.on_due: Callable[[], None] | None = None
 
     # --- views --------------------------------------------------------------------------
 
@@ -161,11 +171,12 @@ class Session:
             request = Request(text=text, turn_id=turn_id, id=user_id)
             # A required tool means the caller wants the model; the state path steps aside.
             use_state = self.resolver is not None and not tool_choice
+            # Reminder commands ("snooze it ten minutes", "done") act before anything else.
             answered = (
-                self.resolver.resolve(text, session_id=self.id)
-                if use_state and self.resolver
-                else None
+                reminder_command(text, self.runtime.store, self.id) if not tool_choice else None
             )
+            if answered is None and use_state and self.resolver:
+                answered = self.resolver.resolve(text, session_id=self.id)
             stages["state_ms"] = (time.perf_counter() - t0) * 1000
             path = "state" if answered is not None else "model"
             if answered is not None:
@@ -217,6 +228,42 @@ class Session:
             raw=raw,
             delivered=self._delivered,
         )
+
+    # --- reminders ----------------------------------------------------------------------
+
+    def reminders_due(self) -> None:
+        """The scheduler fired reminders: the front end says them at its next gap."""
+        if self.on_due is not None and not self.closed:
+            self.on_due()
+
+    async def announce(self, turn_id: str = "") -> list[Event]:
+        """Say every fired reminder no one has heard yet: logged and kept in the conversation
+        as Annie's words (so "snooze it" has a referent), marked announced in this session.
+        Waits for a turn in progress; returns nothing when none are waiting."""
+        if self.closed:
+            return []
+        async with self._lock:
+            if self.closed:  # closed while waiting: the next session says them
+                return []
+            reminders = self.runtime.store.reminders
+            try:
+                reminders.fire_due()  # due ones the scheduler has not reached yet count too
+                rows = reminders.unannounced()
+            except StoreError as exc:
+                return [ErrorEvent(f"the reminders cannot be read: {exc}", where="reminders")]
+            if not rows:
+                return []
+            text, away = announcement(rows, self.started_at)
+            ids = [r.id for r in rows]
+            event_id = self.log(
+                "reminder", text, turn_id, role="assistant", meta={"reminders": ids, "away": away}
+            )
+            item = Item(event_id, "assistant", "assistant", text, turn=self.conv.turn)
+            item.reason = "reminder announcement"
+            self.conv.append(item)
+            reminders.mark_announced(ids, self.id)
+            listed = [{"id": r.id, "text": r.text, "due": r.due, "kind": r.kind} for r in rows]
+            return [ReminderEvent(turn_id, text, away, listed), self.meter()]
 
     # --- idle time and the end ----------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """One voice connection: microphone frames in, the session loop in the middle, speech out.
 
-Frames from `AudioInput` go through the endpointer (utterances) and the barge-in detector.
-A finished utterance is transcribed and handed to the conversation `Session` as a turn; the
+Microphone frames go to `Hearing` (endpointing, barge-in, transcription). A finished
+utterance's transcript is handed to the conversation `Session` as a turn; the
 events it yields go to the page unchanged, and its streamed text goes through the sentence
 chunker into an `Utterance` (Piper → 48 kHz → the paced track). Typed text from the page
 takes the same path without the recognizer, and so do the page's Approve and Deny buttons
@@ -22,30 +22,21 @@ from typing import Any
 
 from aiortc import MediaStreamTrack
 
-from bot.audio_in import AudioInput
 from bot.audio_out import SpeechTrack, Utterance
 from bot.chunker import SentenceChunker
-from bot.endpoint import (
-    BargeInDetector,
-    EndpointConfig,
-    Endpointer,
-    SpeechDiscarded,
-    SpeechEnded,
-    SpeechStarted,
-    trailing_silence_ms,
-)
 from bot.events import (
     ErrorEvent,
     Event,
     LatencyEvent,
     StateAnswer,
     TextDelta,
-    TranscriptEvent,
     TurnDone,
     VoiceState,
 )
+from bot.hearing import Hearing
 from bot.page_channel import PageChannel
 from bot.turn_timing import TurnClock
+from bot.voice_reminders import GapWaiter, say_reminders
 from bot.voice_types import (
     ActiveTurn,
     BargeIn,
@@ -59,7 +50,7 @@ from bot.voice_types import (
 )
 from config import Settings
 from memory.approvals import Approvals
-from models.base import STT, TTS, VAD, Pcm
+from models.base import STT, TTS, VAD
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +81,6 @@ class VoiceSession:
         self.vad = vad
         self.metrics = metrics
         self.output = SpeechTrack()
-        self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad))
-        self.barge = BargeInDetector.from_settings(settings.vad)
         self.stats = VoiceStats()
         self.page = PageChannel(
             on_text=self.submit_text,
@@ -100,20 +89,33 @@ class VoiceSession:
             session_id=session_id,
         )
         self.on_event = self.page.listeners
-        self._input: AudioInput | None = None
         self._active: ActiveTurn | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn_lock = asyncio.Lock()
-        self._partial_task: asyncio.Task[None] | None = None
-        self._last_partial_ms = 0.0
-        self._utterance_gen = 0
         self._closed = False
         self.closed = asyncio.Event()
+        self.hearing = Hearing(
+            settings,
+            stt,
+            vad,
+            stats=self.stats,
+            active=lambda: self._active,
+            on_turn=self.start_turn,
+            on_speech=self._on_speech,
+            interrupt=self.interrupt,
+            send=self.send,
+            spawn=self._spawn,
+        )
+        # Reminders: due ones are said at the next gap; utterances heard but not yet
+        # answered count as busy, so Annie never starts a reminder before her answer.
+        self.gaps = GapWaiter(self.busy, self._start_announcement, self._spawn)
+        self.reminders_spoken: list[tuple[str, float]] = []  # (turn id, wall time of 1st frame)
+        session.on_due = self.reminders_due
 
     @property
     def input_dropped_ms(self) -> float:
         """Microphone audio dropped because processing fell behind (should stay 0)."""
-        return self._input.stats.samples_dropped / 16.0 if self._input is not None else 0.0
+        return self.hearing.dropped_ms
 
     @property
     def active(self) -> ActiveTurn | None:
@@ -123,13 +125,11 @@ class VoiceSession:
     # --- wiring -----------------------------------------------------------------------------
 
     def attach_input(self, track: MediaStreamTrack) -> None:
-        if self._input is not None:
-            self._spawn(self._input.stop())
-        self._input = AudioInput(track, self.vad.new_stream(), self._on_vad_frame)
-        self._input.start()
+        self.hearing.attach(track)
 
     def attach_channel(self, channel: Any) -> None:
         self.page.attach(channel, self._spawn)
+        self.reminders_due()  # a page is here: reminders that waited come first
 
     def send(self, event: Event | dict[str, Any]) -> None:
         self.page.send(event)
@@ -140,83 +140,14 @@ class VoiceSession:
 
     # --- audio in ---------------------------------------------------------------------------
 
-    def _on_vad_frame(self, frame: Pcm, probability: float) -> None:
-        active = self._active
-        playing = active.utterance.playback_ms() if active and not active.interrupted else None
-        if self.barge.push(probability, playing):
-            self.interrupt("voice")
-        for event in self.endpointer.push(frame, probability):
-            if isinstance(event, SpeechStarted):
-                self._last_partial_ms = self.endpointer.now_ms
-                self._user_activity()
-                if self._active is None:
-                    self.send(VoiceState("listening"))
-            elif isinstance(event, SpeechEnded):
-                self._utterance_gen += 1
-                now = time.monotonic()
-                still_playing = self._active is not None and self._active.utterance.playback_ms()
-                if still_playing and not self._active.interrupted:  # type: ignore[union-attr]
-                    # Heard while Annie spoke and too short to count as a barge-in: her own
-                    # voice leaking through the microphone, most likely.
-                    self.stats.echo_utterances_ignored += 1
-                    continue
-                waited = trailing_silence_ms(event)
-                self._spawn(self._utterance(event.pcm, now - waited / 1000.0, waited))
-            elif isinstance(event, SpeechDiscarded) and self._active is None:
-                self.send(VoiceState("idle"))
-        self._maybe_partial()
-
-    def _user_activity(self) -> None:
+    def _on_speech(self) -> None:
         """The user started speaking: idle-time work that needs the model should yield now."""
         hooks = getattr(self.session, "hooks", None)
         notify = getattr(hooks, "on_user_activity", None)
         if callable(notify):
             notify()
-
-    def _maybe_partial(self) -> None:
-        interval = self.settings.vad.partial_transcript_ms
-        if interval <= 0 or not self.endpointer.in_speech:
-            return
-        # A pause may be the end of the utterance: a partial started now would hold the
-        # recognizer just when the final transcription needs it.
-        if self.endpointer.silence_run_ms > 0:
-            return
-        if self.endpointer.now_ms - self._last_partial_ms < interval:
-            return
-        if self._partial_task is not None and not self._partial_task.done():
-            return
-        self._last_partial_ms = self.endpointer.now_ms
-        self._partial_task = self._spawn(
-            self._partial(self.endpointer.audio_so_far(), self._utterance_gen)
-        )
-
-    async def _partial(self, pcm: Pcm, generation: int) -> None:
-        transcript = await self.stt.transcribe(pcm)
-        if generation == self._utterance_gen and transcript.text.strip():
-            self.send(TranscriptEvent(transcript.text.strip(), final=False))
-
-    async def _utterance(self, pcm: Pcm, speech_end: float, endpoint_ms: float) -> None:
-        clock = TurnClock(turn_id=new_turn_id(), source="voice", origin=speech_end)
-        clock.stages["endpoint"] = endpoint_ms
-        # A partial transcription still running would only slow the final one down.
-        if self._partial_task is not None and not self._partial_task.done():
-            self._partial_task.cancel()
-        started = time.monotonic()
-        try:
-            transcript = await self.stt.transcribe(pcm)
-        except Exception as exc:
-            log.exception("transcription failed")
-            self.send(ErrorEvent(f"speech recognition failed: {exc}", where="stt"))
-            return
-        clock.stages["stt"] = (time.monotonic() - started) * 1000.0
-        text = transcript.text.strip()
-        log.info("heard %.2f s of speech as %r", pcm.size / 16000, text)
-        if not text:
-            if self._active is None:
-                self.send(VoiceState("idle"))
-            return
-        self.send(TranscriptEvent(text, final=True))
-        await self.start_turn(text, clock)
+        if self._active is None:
+            self.send(VoiceState("listening"))
 
     # --- turns ------------------------------------------------------------------------------
 
@@ -347,6 +278,45 @@ class VoiceSession:
             self._spawn(cancel_after(active.task, _CANCEL_GRACE_S))
         return barge
 
+    # --- reminders --------------------------------------------------------------------------
+
+    def reminders_due(self) -> None:
+        """Reminders fell due: say them at the next gap (`bot.voice_reminders`)."""
+        if not self._closed:
+            self.gaps.request()
+
+    def busy(self) -> bool:
+        """Not a gap: someone is talking or about to (the user's speech or a candidate start
+        of it, an utterance being transcribed, a turn being answered or spoken), or no page
+        is listening (a reminder said to a page that has gone would count as heard)."""
+        return not self.page.is_open or self._active is not None or not self.hearing.quiet
+
+    async def _start_announcement(self) -> bool:
+        async with self._turn_lock:
+            if self._closed or self.busy():
+                return self._closed
+            clock = TurnClock(turn_id=new_turn_id(), source="reminder", origin=time.monotonic())
+            utterance = Utterance(clock.turn_id, self.tts, self.output, self._on_reminder_frame)
+            active = ActiveTurn(clock, utterance)
+            self._active = active
+            active.task = self._spawn(self._run_announcement(active))
+            return True
+
+    async def _run_announcement(self, active: ActiveTurn) -> None:
+        try:
+            await say_reminders(self.session, active, self.send)
+        finally:
+            if self._active is active:
+                self._active = None
+                if active.utterance.pieces and not self._closed:  # said (or cut off)
+                    self.send(VoiceState("idle", active.clock.turn_id))
+
+    def _on_reminder_frame(self, utterance: Utterance) -> None:
+        self.reminders_spoken.append((utterance.turn_id, time.time()))
+        active = self._active
+        if active is not None and active.utterance is utterance:
+            self.send(VoiceState("speaking", utterance.turn_id))
+
     # --- lifecycle --------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -355,14 +325,14 @@ class VoiceSession:
             await self.closed.wait()
             return
         self._closed = True
+        self.gaps.stopped = True
         try:
             active = self._active
             if active is not None:
                 self.interrupt("disconnect")
                 if active.task is not None:
                     await wait_or_cancel(active.task, _CANCEL_GRACE_S)
-            if self._input is not None:
-                await self._input.stop()
+            await self.hearing.stop()
             for task in list(self._tasks):
                 task.cancel()
             for task in list(self._tasks):

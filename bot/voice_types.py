@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,6 +31,11 @@ class TurnSession(Protocol):
         """Barge-in after the answer was complete: keep what was heard of it."""
 
     async def close(self) -> Any: ...
+
+    # Reminders: the session calls `on_due` when some fell due; `announce` says them.
+    on_due: Callable[[], None] | None
+
+    async def announce(self, turn_id: str = "") -> list[Event]: ...
 
 
 class MetricsSink(Protocol):

@@ -1,14 +1,17 @@
-"""The next session's memory briefing: what was going on last time, within the briefing budget.
+"""The next session's memory briefing: what was going on in recent sessions, within its budget.
 
-Two sections, returned apart so no caller parses text back: the briefing proper (the last
-conversation, pending work, commitments, facts) and the notes (recent notes the user saved).
+Two sections, returned apart so no caller parses text back: the briefing proper (recent
+conversations, pending work, commitments, facts) and the notes (recent notes the user saved).
 
-It reads the previous session's tier-3 checkpoint (written on disconnect or clean shutdown).
-When there is none, because the process was killed mid-session, it rebuilds the same fields
-from the event log, which is written before anything else happens, so no completed turn is
-lost. Open tasks, waiting approvals and recent notes come from their typed tables. Lines are
-added in order of importance until the token budget is spent, so the most important survive
-a small window.
+It reads the recent sessions that had content, newest first (`RECENT_SESSIONS` of them): a
+session opened and closed without a word is skipped, so it never displaces one that had a
+conversation. For each, the latest checkpoint stands for it: the tier-3 record written on
+disconnect or clean shutdown, or, when there is none because the process was killed mid-
+session, the same fields rebuilt from the event log (written before anything else happens, so
+no completed turn is lost), merged with any tier-2 checkpoint it reached. Open tasks, waiting
+approvals and recent notes come from their typed tables; a superseded note is never briefed.
+Lines are chosen in order of importance until the token budget is spent, so the most important
+survive a small window, and shown grouped by session, newest first.
 """
 
 from __future__ import annotations
@@ -25,7 +28,23 @@ from memory.store import Store
 TAIL_ENTRIES = 4
 NOTES_LIMIT = 5
 LINE_CHARS = 240
+# How many earlier conversations the briefing draws on; the budget decides how much of each.
+RECENT_SESSIONS = 4
 MODEL_KINDS = ("user", "assistant", "state_answer", "tool_call", "tool_result")
+
+# Importance ranks: lower is kept first. Within a rank, lines keep their display order.
+_NEWEST, _LIVE, _EARLIER, _PROTECTED, _NOTES, _DESCRIPTIVE = range(6)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One session the briefing drew on, and the record that stood for it."""
+
+    session_id: str
+    started_at: str
+    checkpoint_id: str
+    rebuilt_from_log: bool
+    lines: int = 0
 
 
 @dataclass
@@ -37,15 +56,18 @@ class Briefing:
     # The notes section: one note text per entry, without a marker.
     notes: list[str] = field(default_factory=list)
     source_ids: list[str] = field(default_factory=list)
+    # The newest session drawn on (the one "Last conversation" is about).
     session_id: str = ""
     checkpoint_id: str = ""
     rebuilt_from_log: bool = False
     dropped: int = 0
+    # Every session drawn on, newest first, with how many of its lines were kept.
+    sessions: list[Source] = field(default_factory=list)
 
 
 @dataclass
 class PreviousSession:
-    """The last session's state as the loader reconstructed it."""
+    """One earlier session's state as the loader reconstructed it."""
 
     session: SessionRow | None
     checkpoint: Checkpoint
@@ -59,18 +81,34 @@ def _clip(text: str, chars: int = LINE_CHARS) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
+def recent_sessions(
+    store: Store,
+    current_session_id: str | None = None,
+    protects: Mapping[str, str] | None = None,
+    limit: int = RECENT_SESSIONS,
+) -> list[PreviousSession]:
+    """The latest `limit` sessions with content other than the current one, newest first.
+
+    `protects` (tool name -> protected kind) reads a crashed session's tool calls. With no
+    such session, a checkpoint that belongs to no session (an import) stands in."""
+    rows = store.sessions.with_content(MODEL_KINDS, exclude=current_session_id, limit=limit)
+    if rows:
+        return [_load(store, row, protects) for row in rows]
+    orphan = store.checkpoints.latest()
+    if orphan is None or orphan.session_id:
+        return []
+    return [PreviousSession(None, Checkpoint.from_json(orphan.data), [], orphan.id)]
+
+
 def previous_session(
     store: Store, current_session_id: str | None = None, protects: Mapping[str, str] | None = None
 ) -> PreviousSession:
-    """The latest finished (or crashed) session other than the current one.
+    """The latest finished (or crashed) session with content, other than the current one."""
+    found = recent_sessions(store, current_session_id, protects, limit=1)
+    return found[0] if found else PreviousSession(None, Checkpoint(), [])
 
-    `protects` (tool name -> protected kind) reads a crashed session's tool calls."""
-    prev = store.sessions.last(exclude=current_session_id)
-    if prev is None:
-        row = store.checkpoints.latest()
-        if row is None:
-            return PreviousSession(None, Checkpoint(), [])
-        return PreviousSession(None, Checkpoint.from_json(row.data), [], row.id)
+
+def _load(store: Store, prev: SessionRow, protects: Mapping[str, str] | None) -> PreviousSession:
     row = store.checkpoints.latest(prev.id)
     if row is not None and row.tier == 3:
         cp = Checkpoint.from_json(row.data)
@@ -84,15 +122,11 @@ def previous_session(
     if entries:
         rebuilt.covers = [entries[0].id, entries[-1].id]
     rebuilt.turns = sum(1 for e in entries if e.kind == "user")
-    earlier = Checkpoint.from_json(row.data) if row is not None else Checkpoint()
-    if row is not None and not rebuilt.summary:
-        rebuilt.summary = row.summary or earlier.summary
-    cp = merge(earlier, rebuilt) if row is not None else rebuilt
-    if not events and row is None:
-        # An empty session (opened and closed at once): fall back to the latest checkpoint.
-        older = store.checkpoints.latest()
-        if older is not None:
-            return PreviousSession(prev, Checkpoint.from_json(older.data), [], older.id)
+    cp = rebuilt
+    if row is not None:
+        earlier = Checkpoint.from_json(row.data)
+        rebuilt.summary = rebuilt.summary or row.summary or earlier.summary
+        cp = merge(earlier, rebuilt)
     tail = [e for e in entries if e.kind in ("user", "assistant") and e.text.strip()]
     return PreviousSession(prev, cp, tail[-TAIL_ENTRIES:], row.id if row is not None else "", True)
 
@@ -106,68 +140,133 @@ def _tail_from_ids(store: Store, ids: list[str]) -> list[LogEntry]:
     return out[-TAIL_ENTRIES:]
 
 
-def _recent_notes(store: Store, limit: int) -> list[tuple[str, str]]:
-    return [(n.id, n.text) for n in store.notes.recent(limit=limit)]
-
-
 @dataclass(frozen=True)
 class Line:
-    """One candidate line: its section ("briefing" or "notes"), text and source ids."""
+    """One candidate line: its section ("briefing" or "notes"), text and source ids.
+
+    `rank` orders the choice (lower first). `origin` is the session the line is about ("" for
+    the live tables); a session's details are shown only under its header line, so a reader
+    always knows which conversation a line came from."""
 
     text: str
     ids: list[str]
     section: str = "briefing"
+    rank: int = _LIVE
+    origin: str = ""
+    header: bool = False
 
 
-def briefing_lines(store: Store, prev: PreviousSession) -> list[Line]:
-    """Candidate lines with their source ids, most important first."""
+def _session_lines(prev: PreviousSession, key: str, newest: bool) -> list[Line]:
+    """One session's lines in display order: header, what it was about, then its details."""
     cp = prev.checkpoint
-    lines: list[Line] = []
-    src = [prev.checkpoint_id] if prev.checkpoint_id else []
+    # A session rebuilt from its log alone has no checkpoint record: the session is the source.
+    src = [prev.checkpoint_id or (prev.session.id if prev.session else "")]
+    top = _NEWEST if newest else _EARLIER
     if prev.session is not None:
         how = "ended unexpectedly" if prev.rebuilt_from_log else "ended"
-        lines.append(Line(f"Last conversation ({prev.session.started_at[:16]} UTC, {how}):", src))
-    elif not cp.is_empty():
-        lines.append(Line("Earlier conversation:", src))
+        when = prev.session.started_at[:16].replace("T", " ")
+        header = f"{'Last' if newest else 'Earlier'} conversation ({when} UTC, {how}):"
+    else:
+        header = "Earlier conversation:"
+    lines = [Line(header, src, rank=top, origin=key, header=True)]
+
+    def add(text: str, ids: list[str], rank: int, section: str = "briefing") -> None:
+        lines.append(Line(text, ids, section, rank, key))
+
     if cp.summary:
-        lines.append(Line(f"Summary: {_clip(cp.summary, 400)}", src))
-    if cp.goal:
-        lines.append(Line(f"Goal: {_clip(cp.goal)}", src))
-    tail = prev.tail
-    unanswered = tail[-1] if tail and tail[-1].kind == "user" else None
-    for entry in (tail[:-1] if unanswered else tail)[-2:]:
-        who = "User" if entry.kind == "user" else "Annie"
-        lines.append(Line(f"{who} said last: {_clip(entry.text, 160)}", [entry.id]))
-    if unanswered is not None:
-        lines.append(
-            Line(f"Unanswered when it ended: {_clip(unanswered.text, 160)}", [unanswered.id])
-        )
+        add(f"Summary: {_clip(cp.summary, 400)}", src, top)
+    # A line the summary already quotes costs tokens and says nothing new.
+    said = " ".join(cp.summary.split())
+    if cp.goal and " ".join(cp.goal.split()) not in said:
+        add(f"Goal: {_clip(cp.goal)}", src, top)
+        said += " " + " ".join(cp.goal.split())
+    if newest:
+        tail = prev.tail
+        unanswered = tail[-1] if tail and tail[-1].kind == "user" else None
+        for entry in (tail[:-1] if unanswered else tail)[-2:]:
+            if entry.kind == "user" and " ".join(entry.text.split()) in said:
+                continue
+            who = "User" if entry.kind == "user" else "Annie"
+            add(f"{who} said last: {_clip(entry.text, 160)}", [entry.id], top)
+        if unanswered is not None:
+            add(f"Unanswered when it ended: {_clip(unanswered.text, 160)}", [unanswered.id], top)
     for c in cp.corrections:
-        lines.append(Line(f"Correction: {c}", src))
+        add(f"Correction: {c}", src, top if newest else _PROTECTED)
+    for c in cp.commitments:
+        add(f"Promised: {c}", src, _PROTECTED)
+    for f in cp.facts:
+        add(f"User said: {f}", src, _PROTECTED)
+    for note in cp.notes:
+        add(note, src, _NOTES, "notes")
+    for q in cp.open_questions:
+        add(f"Open question: {q}", src, _DESCRIPTIVE)
+    for d in cp.decisions:
+        add(f"Decided: {d}", src, _DESCRIPTIVE)
+    if cp.ids:
+        add(f"Ids mentioned: {', '.join(cp.ids)}", src, _PROTECTED if newest else _DESCRIPTIVE)
+    return lines if len(lines) > 1 else []
+
+
+def _key(prev: PreviousSession) -> str:
+    return prev.session.id if prev.session is not None else prev.checkpoint_id
+
+
+def briefing_lines(store: Store, sessions: list[PreviousSession]) -> list[Line]:
+    """Candidate lines with their source ids, in display order (newest session first)."""
+    lines: list[Line] = []
+    for prev in sessions:
+        lines += _session_lines(prev, _key(prev), newest=not lines)
     for task in store.tasks.pending(limit=10):
         lines.append(Line(f"Pending ({task.pending}): {task.id} {task.title}", [task.id]))
     for appr in store.approvals.pending():
         lines.append(Line(render(appr), [appr.id]))
-    for c in cp.commitments:
-        lines.append(Line(f"Promised: {c}", src))
-    for f in cp.facts:
-        lines.append(Line(f"User said: {f}", src))
-    for note_id, text in _recent_notes(store, NOTES_LIMIT):
-        lines.append(Line(_clip(text), [note_id], "notes"))
-    for note in cp.notes:
-        lines.append(Line(note, src, "notes"))
-    for q in cp.open_questions:
-        lines.append(Line(f"Open question: {q}", src))
-    for d in cp.decisions:
-        lines.append(Line(f"Decided: {d}", src))
-    if cp.ids:
-        lines.append(Line(f"Ids mentioned: {', '.join(cp.ids)}", src))
-    return lines
+    for note in store.notes.recent(limit=NOTES_LIMIT):
+        lines.append(Line(_clip(note.text), [note.id], "notes", _NOTES))
+    # A note the user corrected may still be quoted by an old checkpoint: never brief it.
+    stale = store.notes.superseded_among(ln.text for ln in lines if ln.section == "notes")
+    return [line for line in lines if not (line.section == "notes" and line.text in stale)]
 
 
 def notes_block(notes: list[str]) -> str:
     """The notes section as the system prompt shows it."""
     return "\n".join(f"- {n}" for n in notes)
+
+
+def _shown(lines: list[Line], kept: set[int]) -> tuple[list[str], list[str]]:
+    text = [ln.text for i, ln in enumerate(lines) if i in kept and ln.section != "notes"]
+    notes = [ln.text for i, ln in enumerate(lines) if i in kept and ln.section == "notes"]
+    return text, notes
+
+
+def _choose(lines: list[Line], budget: int, count: Callable[[str], int]) -> tuple[set[int], int]:
+    """The lines kept (by index) and how many were dropped: most important first."""
+    kept: set[int] = set()
+    seen: set[tuple[str, str]] = set()
+    dropped = 0
+    for i in sorted(range(len(lines)), key=lambda i: (lines[i].rank, i)):
+        line = lines[i]
+        if not line.header:
+            if (line.section, line.text) in seen:
+                continue
+            seen.add((line.section, line.text))
+        under = line.origin and not line.header
+        if under and not any(lines[j].header and lines[j].origin == line.origin for j in kept):
+            dropped += 1
+            continue
+        text, notes = _shown(lines, kept | {i})
+        # Both sections share the budget, measured as the prompt shows them.
+        if count("\n".join(text) + "\n" + notes_block(notes)) > budget:
+            dropped += 1
+            continue
+        kept.add(i)
+    # A header whose session kept nothing else says nothing.
+    bare = {
+        i
+        for i in kept
+        if lines[i].header
+        and not any(lines[j].origin == lines[i].origin and not lines[j].header for j in kept)
+    }
+    return kept - bare, dropped
 
 
 def build_briefing(
@@ -179,34 +278,34 @@ def build_briefing(
     protects: Mapping[str, str] | None = None,
 ) -> Briefing:
     """The memory briefing for a new session, at most `budget` tokens as `count` measures."""
-    prev = previous_session(store, current_session_id, protects)
-    kept: list[str] = []
-    notes: list[str] = []
+    sessions = recent_sessions(store, current_session_id, protects)
+    lines = briefing_lines(store, sessions)
+    kept, dropped = _choose(lines, budget, count)
+    text_lines, notes = _shown(lines, kept)
     sources: list[str] = []
-    dropped = 0
-    seen: set[tuple[str, str]] = set()
-    for line in briefing_lines(store, prev):
-        if (line.section, line.text) in seen:
-            continue
-        seen.add((line.section, line.text))
-        is_note = line.section == "notes"
-        more_kept = kept if is_note else [*kept, line.text]
-        more_notes = [*notes, line.text] if is_note else notes
-        # Both sections share the budget, measured as the prompt shows them.
-        if count("\n".join(more_kept) + "\n" + notes_block(more_notes)) > budget:
-            dropped += 1
-            continue
-        kept, notes = more_kept, more_notes
-        sources.extend(i for i in line.ids if i and i not in sources)
-    text = "\n".join(kept)
+    for i in sorted(kept):
+        sources.extend(s for s in lines[i].ids if s and s not in sources)
+    text = "\n".join(text_lines)
     shown = "\n".join(x for x in (text, notes_block(notes)) if x)
+    drawn = [
+        Source(
+            session_id=prev.session.id if prev.session else "",
+            started_at=prev.session.started_at if prev.session else "",
+            checkpoint_id=prev.checkpoint_id,
+            rebuilt_from_log=prev.rebuilt_from_log,
+            lines=sum(1 for i in kept if lines[i].origin == _key(prev)),
+        )
+        for prev in sessions
+    ]
+    newest = sessions[0] if sessions else None
     return Briefing(
         text=text,
         tokens=count(shown) if shown else 0,
         notes=notes,
         source_ids=sources,
-        session_id=prev.session.id if prev.session else "",
-        checkpoint_id=prev.checkpoint_id,
-        rebuilt_from_log=prev.rebuilt_from_log,
+        session_id=newest.session.id if newest and newest.session else "",
+        checkpoint_id=newest.checkpoint_id if newest else "",
+        rebuilt_from_log=newest.rebuilt_from_log if newest else False,
         dropped=dropped,
+        sessions=drawn,
     )

@@ -48,7 +48,7 @@ def entries_from_items(items: Sequence[Item]) -> list[LogEntry]:
     """Conversation items as log entries (full content, even where the view is cleared)."""
     out: list[LogEntry] = []
     for item in items:
-        if item.kind in ("state", "evidence", "note"):
+        if item.kind in ("state", "evidence", "note", "tools"):
             continue
         if item.kind == "tool_call" or item.tool_calls:
             if item.content.strip() and not item.calls_in_content:

@@ -60,6 +60,8 @@ class ModelSettings(_Section):
     vad_path: str = ""
     embed_path: str = ""
     allow_download: bool = True
+    hub_url: str = "https://huggingface.co"
+    llm_sha256: str = ""
 
 
 class BudgetSettings(_Section):
@@ -128,6 +130,71 @@ class ToolSettings(_Section):
     timeout_s: float = 30.0
 
 
+class GpuTier(_Section):
+    """One row of the card table: at least this much free VRAM gets this model and window."""
+
+    min_free_gib: float
+    size: str
+    quant: str
+    repo: str
+    file: str
+    file_bytes: int
+    window: int
+
+
+class GpuSettings(_Section):
+    llama_wheel_index: str = "https://abetlen.github.io/llama-cpp-python/whl"
+    llama_wheel_variants: list[str] = ["cu121", "cu122", "cu123", "cu124"]
+    llama_wheel_min_version: str = "0.3.36"
+    torch_index: str = "https://download.pytorch.org/whl"
+    torch_variants: list[str] = ["cu126", "cu128", "cu130"]
+    torch_version: str = "2.13.0"
+    probe_timeout_s: float = 3.0
+    compute_base_mib: int = 512
+    whisper_mib: int = 768
+    headroom_mib: int = 512
+    host_reserve_gib: float = 4.0
+    min_window: int = 8192
+    tiers: list[GpuTier] = [
+        GpuTier(
+            min_free_gib=14.0,
+            size="9B",
+            quant="Q8_0",
+            repo="unsloth/Qwen3.5-9B-GGUF",
+            file="Qwen3.5-9B-Q8_0.gguf",
+            file_bytes=9_527_502_048,
+            window=32768,
+        ),
+        GpuTier(
+            min_free_gib=9.5,
+            size="9B",
+            quant="Q4_K_M",
+            repo="unsloth/Qwen3.5-9B-GGUF",
+            file="Qwen3.5-9B-Q4_K_M.gguf",
+            file_bytes=5_680_522_464,
+            window=32768,
+        ),
+        GpuTier(
+            min_free_gib=7.0,
+            size="4B",
+            quant="Q4_K_M",
+            repo="unsloth/Qwen3.5-4B-GGUF",
+            file="Qwen3.5-4B-Q4_K_M.gguf",
+            file_bytes=2_740_937_888,
+            window=32768,
+        ),
+        GpuTier(
+            min_free_gib=4.5,
+            size="4B",
+            quant="Q4_K_M",
+            repo="unsloth/Qwen3.5-4B-GGUF",
+            file="Qwen3.5-4B-Q4_K_M.gguf",
+            file_bytes=2_740_937_888,
+            window=16384,
+        ),
+    ]
+
+
 class Settings(BaseSettings):
     """All of Annie's settings. Build it with `load_settings()`, not directly."""
 
@@ -140,6 +207,7 @@ class Settings(BaseSettings):
     compaction: CompactionSettings = CompactionSettings()
     vad: VadSettings = VadSettings()
     tools: ToolSettings = ToolSettings()
+    gpu: GpuSettings = GpuSettings()
 
     @property
     def home_path(self) -> Path:

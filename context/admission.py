@@ -191,8 +191,17 @@ def admit_tool_result(
     item.meta["ok"] = ok
     if not exact:
         item.meta["original_tokens_estimated"] = True
-    if name == "load_tool_group":
-        item.lane = "tools"
+    return conv.append(item)
+
+
+def admit_tool_schemas(conv: Conversation, group: str, text: str) -> Item:
+    """Append a group's schemas to the tools lane: pinned, so no compaction tier removes them.
+
+    Appended (never spliced into the prefix), so every earlier token stays cached; it goes
+    after the round's tool results, which the chat templates group into one turn."""
+    item = Item(f"tools-{group}", "tools", "user", neutralize(text), turn=conv.turn, lane="tools")
+    item.pinned = True
+    item.reason = f"schemas of the {group} tools, loaded this session"
     return conv.append(item)
 
 

@@ -150,6 +150,10 @@ class Assembler:
             ok=ok,
         )
 
+    def admit_tool_schemas(self, conv: Conversation, group: str, text: str) -> Item:
+        """Append a loaded group's schemas as a pinned tools-lane item (after its results)."""
+        return admission.admit_tool_schemas(conv, group, text)
+
     # --- the envelope -------------------------------------------------------------------
 
     def assemble(

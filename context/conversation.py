@@ -7,8 +7,9 @@ GPU model) reuse evaluated tokens only when a new prompt exactly extends the pre
 - Per-turn volatile context (a Work Index snapshot, retrieved evidence) is its own item,
   appended right before that turn's user message, and then stays exactly as rendered.
 - Assistant items keep the text exactly as generated, tool-call markup included.
-- A tool group loaded mid-session arrives as a tool result (its schemas as text), not as an
-  edit to the prefix.
+- A tool group loaded mid-session arrives as a pinned item of the tools lane (its schemas as
+  text) appended after the load call's result, not as an edit to the prefix; compaction keeps
+  it, so the group stays usable after older tool results are cleared or summarized.
 Compaction is the one deliberate exception: `clear()` and `replace()` edit the items at one cut
 point and record it in `dirty_from`, so whoever pays for the re-prefill knows where it starts.
 Every item's `id` is its event id in the store, so anything removed from view stays retrievable
@@ -28,10 +29,11 @@ from context.lanes import Lane
 from models.base import ToolCall
 
 ItemKind = Literal[
-    "user", "assistant", "tool_call", "tool_result", "summary", "state", "evidence", "note"
+    "user", "assistant", "tool_call", "tool_result", "summary", "state", "evidence", "note", "tools"
 ]
 """`tool_call` is an assistant message that made tool calls; `summary` is a checkpoint or an
-omission marker standing in for older turns; `state` and `evidence` are per-turn context."""
+omission marker standing in for older turns; `state` and `evidence` are per-turn context;
+`tools` holds the schemas of a tool group loaded mid-session (the tools lane)."""
 
 INTERRUPTED_MARK = " [interrupted: the user spoke over this]"
 

@@ -1,73 +1,48 @@
 """The rules that decide whether an utterance is a status question, and which one.
 
-Text is normalized (lower case, contractions expanded, punctuation dropped, polite openers
-and closers stripped), then a cheap keyword pass proposes candidate intents and anchored
-regular expressions over the whole remaining sentence decide. Anchoring is what sends near
-misses to the model: "what is pending on me" is a status question, "what did we decide
-about the pending invoice" is not, because the rest of that sentence is not allowed by any
-rule. A classifier may only add candidates; it never decides.
+Text is normalized (`context.normalize`), then a cheap keyword pass proposes candidate
+intents and anchored regular expressions over the whole remaining sentence decide.
+Anchoring is what sends near misses to the model: "what is pending on me" is a status
+question, "what did we decide about the pending invoice" is not, because the rest of that
+sentence is not allowed by any rule. When no anchored rule fits, a classifier
+(`context.intents`) may propose intents, and the slot and vocabulary rules of
+`context.state_vocab` decide whether any of them stands. A classifier never decides.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
-Intent = Literal["approvals", "pending", "list", "schedule", "time", "date", "context"]
-Day = Literal["today", "tomorrow", "upcoming"]
+from context import state_vocab
+from context.normalize import normalize
+
+Intent = Literal[
+    "approvals", "pending", "list", "blocked", "schedule", "time", "date", "context", "remember"
+]
+INTENTS: tuple[Intent, ...] = get_args(Intent)
+Day = Literal["today", "tomorrow", "week", "upcoming"]
 
 
 @dataclass(frozen=True)
 class Match:
     intent: Intent
     day: Day = "upcoming"
+    # "remember": the thing asked about, and whether only notes about it may answer (in
+    # "what do you know about X", X may be general knowledge, which is the model's to answer).
+    subject: str = ""
+    needs_notes: bool = False
 
-
-_CONTRACTIONS = {
-    "what's": "what is",
-    "whats": "what is",
-    "what're": "what are",
-    "where's": "where is",
-    "how's": "how is",
-    "there's": "there is",
-    "theres": "there is",
-    "it's": "it is",
-    "i've": "i have",
-    "i'm": "i am",
-    "don't": "do not",
-    "dont": "do not",
-    "doesn't": "does not",
-    "isn't": "is not",
-    "aren't": "are not",
-    "who's": "who is",
-    "anything's": "anything is",
-    "to-do": "todo",
-    "to-dos": "todos",
-    "to do": "todo",
-    "to dos": "todos",
-}
-_CONTRACTION_RE = re.compile(
-    r"\b(" + "|".join(re.escape(k) for k in sorted(_CONTRACTIONS, key=len, reverse=True)) + r")\b"
-)
-
-_OPENERS = re.compile(
-    r"^(?:(?:hey|hi|hello|ok|okay|so|um+|uh+|er+|annie|please|quick question|excuse me|"
-    r"(?:can|could|would|will) you (?:please )?(?:tell|let) me|(?:can|could|would|will) you "
-    r"(?:please )?(?:check|say)|(?:please )?tell me|do you know|i (?:want|would like|need) to know|"
-    r"let me know|(?:please )?check|remind me of|just|and|but|also)\b ?)+"
-)
-_CLOSERS = re.compile(
-    r"(?: ?\b(?:please|annie|thanks|thank you|right now|at the moment|currently|then|now|"
-    r"for me|again|exactly|roughly|approximately))+$"
-)
 
 # Keyword pass: cheap candidates before the anchored rules (and the hook for a classifier).
 _KEYWORDS: dict[Intent, tuple[str, ...]] = {
     # First: "anything waiting for my approval?" is also a pending question, and the answer
     # it needs names the waiting actions, not the tasks.
-    "approvals": ("approv", "confirm", "sign off", "say yes"),
+    "approvals": ("approv", "confirm", "sign off", "say yes", "my ok"),
+    # Before "pending": "what is waiting on someone else" is about others, not the user.
+    "blocked": ("block", "stuck", "held up", "stalled", "waiting", "pending", "working on"),
     "pending": (
         "pending",
         "waiting",
@@ -91,16 +66,32 @@ _KEYWORDS: dict[Intent, tuple[str, ...]] = {
         "next",
         "planned",
         "due",
+        "week",
+        "look like",
+        "my day",
     ),
     "time": ("time",),
     "date": ("date", "day", "today", "month", "year"),
-    "context": ("context",),
-}
+    "context": ("context", "memory"),
+    "remember": ("remember", "recall", "know about", "told you", "tell you", "notes", "memory",
+                 "saved", "noted", " on ", "say about"),
+}  # fmt: skip
 
 _ME = r"(?:me|my (?:input|answer|reply|approval|decision|response|attention|go ahead|ok|okay))"
 _ITEM = r"(?:tasks?|items?|things?|work|stuff|todos?|actions?|requests?)"
 _PEND = r"(?:pending|waiting|outstanding|awaiting)"
-_DAY = r"(?P<day>today|tomorrow|tonight|this (?:morning|afternoon|evening))"
+_DAY = (
+    r"(?P<day>today|tomorrow|tonight|this (?:morning|afternoon|evening|week)|my week|the week"
+    r"|my day)"
+)
+_BLOCKED = r"(?:blocked|stuck|held up|stalled)"
+_OTHERS = r"(?:someone else|somebody else|others|other people|anyone else|you)"
+# The thing a "remember" question names: a few words, never a bare time ("about yesterday"),
+# and never one ending on a time ("about the plumber yesterday" asks what was said when).
+_THING = (
+    r"(?P<subject>(?!(?:today|tomorrow|yesterday|tonight)$)[a-z0-9][a-z0-9 ]{0,60}?"
+    r"(?<!yesterday)(?<!earlier)(?<!today)(?<!last week)(?<!this morning))"
+)
 
 _ASK = r"(?:approve|confirm|okay|ok|sign off on|say yes to)"
 _APPROVAL = r"(?:approval|confirmation|ok|okay|go ahead|yes|sign off|sign-off)"
@@ -135,6 +126,25 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
             r"(?: (?:pending|waiting|open|outstanding|for me))?"
         ),
     ],
+    "blocked": [
+        re.compile(rf"(?:what|which {_ITEM}|what {_ITEM}) (?:is|are) (?:still )?{_BLOCKED}"),
+        re.compile(rf"(?:is|are) (?:anything|any {_ITEM}|there any {_ITEM}) (?:still )?{_BLOCKED}"),
+        re.compile(
+            rf"(?:is there |are there |do i have )?(?:any(?:thing)? )?{_BLOCKED}(?: {_ITEM})?"
+        ),
+        re.compile(
+            rf"(?:show|list|read|show me|read me|give me) (?:the |my |all )?{_BLOCKED} {_ITEM}"
+        ),
+        re.compile(
+            r"(?:what|who) (?:am i|are we) (?:still )?waiting (?:on|for)"
+            r"(?: from (?:others|other people|anyone|someone|anybody))?"
+        ),
+        re.compile(
+            rf"(?:what|what {_ITEM}|anything|is anything|is there anything) "
+            rf"(?:is |are )?(?:still )?(?:waiting|pending) (?:on|for|with) {_OTHERS}"
+        ),
+        re.compile(r"what are you (?:waiting on|working on(?: for me)?)"),
+    ],
     "pending": [
         re.compile(
             rf"{_ASKING}(?:any|anything) "
@@ -155,9 +165,11 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
         ),
         re.compile(
             r"what do you need from me|do you need anything from me|what are you waiting on"
-            r"|what are you waiting for|what am i blocking|am i blocking anything|what is on me"
-            r"|is anything on me|what needs my attention|what needs me"
+            r"|what are you waiting for|what am i blocking|am i blocking anything"
+            r"|what is (?:still )?on me|is anything on me|what needs my attention|what needs me"
             r"|what do i need to (?:answer|approve|decide)"
+            r"|is there anything (?:that )?i (?:still )?(?:need|have) todo(?: today)?"
+            r"|what do i (?:still )?(?:need|have) to take care of(?: today)?"
         ),
     ],
     "list": [
@@ -190,9 +202,14 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
             rf"(?:for )?{_DAY}"
         ),
         re.compile(
-            rf"(?:do i have |are there |have i got )?any reminders"
+            rf"(?:do i have |are there |have i got )?any (?:reminders|appointments|meetings)"
             rf"(?: (?:for|on))?(?: {_DAY})?"
         ),
+        re.compile(
+            rf"(?:do i have|have i got|is there) anything (?:on |planned |scheduled |due )?"
+            rf"(?:for |on )?{_DAY}"
+        ),
+        re.compile(r"what (?:do i have|have i got|is) coming up(?: next)?"),
         re.compile(
             rf"(?:what are|what is|list|show|show me|read|read me) my (?:reminders|schedule|agenda)"
             rf"(?: (?:for|on))?(?: {_DAY})?"
@@ -202,16 +219,44 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
         re.compile(r"what is (?:next|coming up)(?: on my (?:schedule|calendar|agenda))?"),
         re.compile(rf"(?:what is|is anything|anything|what tasks are) due {_DAY}"),
         re.compile(rf"(?:my )?(?:schedule|agenda|reminders)(?: (?:for|on))?(?: {_DAY})?"),
+        re.compile(rf"(?:(?:what|how) does {_DAY} look(?: like)?)"),
+        re.compile(rf"how is {_DAY} looking"),
     ],
     "time": [
         re.compile(r"what time is it|what is the time|(?:the )?time|do you have the time"),
         re.compile(r"what is the current time|(?:what is )?the time (?:right )?now"),
+        re.compile(r"what time it is(?: now)?"),
     ],
     "date": [
         re.compile(r"what is (?:the )?(?:date|day)(?: today)?|what is today s date|today s date"),
-        re.compile(r"what day (?:is it|is today|of the week is it)|what is today"),
+        re.compile(r"what day (?:is it|is today|of the week is it)(?: today)?|what is today"),
         re.compile(r"what (?:is the )?date is it(?: today)?|the date(?: today)?|date today"),
         re.compile(r"which day is (?:it|today)|what month is it|what year is it"),
+    ],
+    "remember": [
+        re.compile(
+            rf"(?:what (?:do|did|can) you|(?:remind me )?what you|do you|anything you) "
+            rf"(?:remember|recall|know)"
+            rf"(?: anything)? (?:about|of|regarding|on) {_THING}"
+        ),
+        re.compile(rf"(?:what|what else) (?:have|did) i (?:told|tell|say to) you about {_THING}"),
+        re.compile(rf"have i (?:told|said to) you anything about {_THING}"),
+        re.compile(rf"(?:do you remember )?what (?:did )?i (?:said|say) about {_THING}"),
+        re.compile(
+            rf"(?:what|which) (?:notes|info|information) (?:do you have|have you got)"
+            rf" (?:on|about) {_THING}"
+        ),
+        re.compile(rf"(?:do you have )?any notes (?:on|about) {_THING}"),
+        re.compile(
+            rf"(?:what is|anything|is there anything) in (?:your|my) (?:notes|memory) "
+            rf"about {_THING}"
+        ),
+        re.compile(
+            rf"what (?:do you have|have you got)(?: (?:saved|noted|written down))? (?:on|about) "
+            rf"{_THING}"
+        ),
+        re.compile(rf"what is (?:saved|noted|written down) (?:on|about) {_THING}"),
+        re.compile(rf"what do (?:my|your) notes say about {_THING}"),
     ],
     "context": [
         re.compile(
@@ -228,25 +273,12 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
         re.compile(
             r"how much (?:room|space) is (?:left )?in (?:the |your |our )?context(?: window)?"
         ),
+        re.compile(
+            r"how much (?:of )?(?:your )?memory (?:are you using|have you used|is used"
+            r"|do you have left|is left)"
+        ),
     ],
 }
-
-
-def normalize(text: str) -> str:
-    """Lower case, contractions expanded, punctuation dropped, fillers stripped."""
-    low = text.lower().replace("\u2019", "'").replace("\u2018", "'").strip()
-    low = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1)], low)
-    low = re.sub(r"[^a-z0-9' ]+", " ", low)
-    low = low.replace("'", " ")
-    low = re.sub(r"\s+", " ", low).strip()
-    # Contractions again: "to-do" became "to do" only once the hyphen was dropped.
-    low = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1)], low)
-    prev = None
-    while prev != low:
-        prev = low
-        low = _OPENERS.sub("", low).strip()
-        low = _CLOSERS.sub("", low).strip()
-    return low
 
 
 def candidates(core: str, extra: Iterable[Intent] = ()) -> list[Intent]:
@@ -258,17 +290,53 @@ def candidates(core: str, extra: Iterable[Intent] = ()) -> list[Intent]:
     return found
 
 
-def match(text: str, extra: Iterable[Intent] = ()) -> Match | None:
-    """The status intent `text` asks for, or None when it is not a status question."""
+def match(
+    text: str,
+    extra: Iterable[Intent] = (),
+    propose: Callable[[str], Sequence[Intent]] | None = None,
+) -> Match | None:
+    """The status intent `text` asks for, or None when it is not a status question.
+
+    The anchored rules decide first. When none fits and a classifier is given (`propose`,
+    called with the normalized text), the intents it proposes are checked by the slot and
+    vocabulary rules (`context.state_vocab`), and only one that passes is answered. The
+    classifier is asked only when some intent's vocabulary covers the sentence, so most turns
+    bound for the model never pay for it."""
     core = normalize(text)
     if not core:
         return None
     for intent in candidates(core, extra):
         for rule in _RULES[intent]:
             m = rule.fullmatch(core)
-            if m is None:
-                continue
-            day_text = m.groupdict().get("day") or ""
-            day: Day = "tomorrow" if day_text == "tomorrow" else "today" if day_text else "upcoming"
-            return Match(intent, day)
+            if m is not None:
+                return _found(intent, m.groupdict(), core)
+    if propose is None:
+        return None
+    covered = state_vocab.covering(core)
+    if not covered:
+        return None
+    for intent in propose(core):
+        if intent in covered:
+            return _found(intent, {"day": state_vocab.day_word(core)}, core)
     return None
+
+
+def _found(intent: Intent, groups: dict[str, str | None], core: str) -> Match:
+    day_text = groups.get("day") or ""
+    day: Day = (
+        "tomorrow"
+        if day_text == "tomorrow"
+        else "week"
+        if "week" in day_text
+        else "today"
+        if day_text
+        else "upcoming"
+    )
+    subject = (groups.get("subject") or "").strip()
+    if intent != "remember":
+        return Match(intent, day)
+    # Asked of the notes by name ("what notes do you have on X", "what have I told you about
+    # X"): the notes answer even when they hold nothing. Otherwise X may be general knowledge,
+    # and only notes about it make it a question about state.
+    explicit = any(w in core for w in ("note", "memory", "told you", "tell you", "saved"))
+    return Match(intent, day, subject=subject, needs_notes=not explicit)

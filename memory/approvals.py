@@ -63,6 +63,11 @@ POLICY: dict[str, Rule] = {
     "think": Rule("think step by step", needs_approval=False),
     "get_time": Rule("tell the time", needs_approval=False),
     "render_table": Rule("show a table on the page", needs_approval=False),
+    # Timers and reminder changes keep every row (done and cancelled stay in the table).
+    "set_timer": Rule("start a timer", needs_approval=False),
+    "snooze_reminder": Rule("snooze a reminder", needs_approval=False),
+    "complete_reminder": Rule("mark a reminder done", needs_approval=False),
+    "cancel_reminder": Rule("cancel a reminder", needs_approval=False),
 }
 
 

@@ -192,7 +192,13 @@ class Records:
 
     @property
     def table(self) -> Table:
-        return self.store.db.table(self.table_name)
+        table = self.store.db.table(self.table_name)
+        # sqlite-utils reads a missing table as an empty one (`rows_where` yields nothing), and
+        # "no records" read from a damaged file is a confident wrong answer. A missing table is
+        # damage to report (about 10 µs to check).
+        if not table.exists():
+            raise sqlite3.OperationalError(f"no such table: {self.table_name}")
+        return table
 
     def guard(self) -> AbstractContextManager[None]:
         return self.store.guard()

@@ -105,6 +105,26 @@ class Sessions(Records):
         rows = self.table.rows_where("n != ?", [skip], order_by="n DESC", limit=1)
         return next((_session(r) for r in rows), None)
 
+    @guarded
+    def with_content(
+        self, kinds: Iterable[str], *, exclude: str | None = None, limit: int = 5
+    ) -> list[SessionRow]:
+        """The latest sessions with content, newest first: an event of `kinds`, or a checkpoint
+        with a summary (one written for an imported conversation).
+
+        A session opened and closed without a word has neither, so it never stands in for the
+        last real conversation. Each probe is one lookup on a session index."""
+        kind_list = list(kinds)
+        skip = parse_id("sessions", exclude) if exclude else -1
+        rows = self.store.all(
+            "SELECT * FROM sessions AS s WHERE s.n != ? AND (EXISTS (SELECT 1 FROM events AS e"
+            f" WHERE e.session_n = s.n AND {where_in('e.kind', kind_list)})"
+            " OR EXISTS (SELECT 1 FROM checkpoints AS c WHERE c.session_n = s.n"
+            " AND c.summary != '')) ORDER BY s.n DESC LIMIT ?",
+            [skip, *kind_list, int(limit)],
+        )
+        return [_session(dict(r)) for r in rows]
+
 
 class Events(Records):
     """The append-only log of everything said and done, in order."""

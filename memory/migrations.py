@@ -180,6 +180,57 @@ def m004_state_path_indexes(db: Database) -> None:
     )
 
 
+@migrations()
+def m005_reminder_firing(db: Database) -> None:
+    # Reminders that fire: when one fell due (`fired_at`), when and in which session it was
+    # said (`announced_at`, `announced_in`), and timers as reminders with a duration. The
+    # status is CHECKed from here on (a rebuilt table), so a typo cannot strand a reminder
+    # in a state the scheduler never reads.
+    _script(
+        db,
+        """
+        CREATE TABLE reminders_new (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            text TEXT NOT NULL,
+            due TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'scheduled'
+                CHECK (status IN ('scheduled', 'fired', 'announced', 'done', 'cancelled')),
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'reminder' CHECK (kind IN ('reminder', 'timer')),
+            duration_s REAL,
+            fired_at TEXT,
+            announced_at TEXT,
+            announced_in TEXT NOT NULL DEFAULT '',
+            updated_at TEXT
+        );
+        INSERT INTO reminders_new (n, text, due, status, created_at, updated_at)
+            SELECT n, text, due,
+                CASE WHEN status IN ('scheduled', 'fired', 'announced', 'done', 'cancelled')
+                    THEN status ELSE 'scheduled' END,
+                created_at, created_at
+            FROM reminders;
+        DROP TABLE reminders;
+        ALTER TABLE reminders_new RENAME TO reminders;
+        CREATE INDEX reminders_due ON reminders(due);
+        CREATE INDEX reminders_open_due ON reminders(status, due);
+        """,
+    )
+
+
+@migrations()
+def m006_note_supersession(db: Database) -> None:
+    # A correction supersedes the note it corrects: the old note is kept (the record of what
+    # was said) but points at its replacement, and search, recall and the briefing skip it.
+    # The partial index keeps "which notes are superseded" cheap at any number of notes.
+    _script(
+        db,
+        """
+        ALTER TABLE notes ADD COLUMN superseded_by INTEGER;
+        CREATE INDEX notes_superseded ON notes(n) WHERE superseded_by IS NOT NULL;
+        """,
+    )
+
+
 def migration_names() -> list[str]:
     """Every migration in order (the last one is the current schema version)."""
     return [m.name for m in migrations._migrations]

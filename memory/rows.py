@@ -121,6 +121,8 @@ class NoteRow:
     source: str
     text: str
     created_at: str
+    # The note that corrected this one ("" while it is current).
+    superseded_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,13 +149,27 @@ class TaskRow:
     updated_at: str
 
 
+REMINDER_STATUSES: tuple[str, ...] = ("scheduled", "fired", "announced", "done", "cancelled")
+# Not yet finished: waiting for its time, due and not yet said, or said and not yet done.
+OPEN_REMINDER_STATUSES: tuple[str, ...] = ("scheduled", "fired", "announced")
+
+
 @dataclass(frozen=True)
 class ReminderRow:
+    """A reminder, or a timer (a reminder with a duration). `fired_at`: when it fell due;
+    `announced_at` / `announced_in`: when and in which session Annie said it."""
+
     id: str
     text: str
     due: str
     status: str
     created_at: str
+    kind: str = "reminder"
+    duration_s: float | None = None
+    fired_at: str | None = None
+    announced_at: str | None = None
+    announced_in: str = ""
+    updated_at: str = ""
 
 
 @dataclass(frozen=True)

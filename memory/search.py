@@ -61,12 +61,20 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{t}"' for t in (content or terms) if t)
 
 
-_NOTE_COLUMNS = "n, kind, source, text, created_at"
+_NOTE_COLUMNS = "n, kind, source, text, created_at, superseded_by"
+# Only current notes are found: a note a correction superseded is kept, never returned.
+_CURRENT = "superseded_by IS NULL"
 
 
 def _note(row: Any) -> NoteRow:
+    by = row["superseded_by"]
     return NoteRow(
-        make_id("notes", row["n"]), row["kind"], row["source"], row["text"], row["created_at"]
+        make_id("notes", row["n"]),
+        row["kind"],
+        row["source"],
+        row["text"],
+        row["created_at"],
+        make_id("notes", by) if by is not None else "",
     )
 
 
@@ -154,9 +162,47 @@ class Notes(Records):
 
     @guarded
     def recent(self, limit: int = 5) -> list[NoteRow]:
-        """The newest notes, newest first (the next session's briefing lists them)."""
-        rows = self.table.rows_where(select=_NOTE_COLUMNS, order_by="n DESC", limit=int(limit))
+        """The newest current notes, newest first (the next session's briefing lists them)."""
+        rows = self.table.rows_where(
+            _CURRENT, select=_NOTE_COLUMNS, order_by="n DESC", limit=int(limit)
+        )
         return [_note(r) for r in rows]
+
+    @guarded
+    def supersede(self, old_id: str, new_id: str) -> NoteRow:
+        """Mark `old_id` as corrected by `new_id`: kept, but no longer found or briefed.
+
+        Returns the old note as it now stands. A note cannot supersede itself, and one that is
+        already superseded stays with its first replacement (NotFoundError for unknown ids)."""
+        old, new = parse_id("notes", old_id), parse_id("notes", new_id)
+        if old == new:
+            raise ValueError(f"{make_id('notes', old)} cannot supersede itself")
+        with self.store.write():
+            for n in (old, new):
+                if self.row(n) is None:
+                    raise NotFoundError(f"no note {make_id('notes', n)}")
+            cur = self.store.conn.execute(
+                "UPDATE notes SET superseded_by = ? WHERE n = ? AND superseded_by IS NULL",
+                (new, old),
+            )
+        if cur.rowcount:
+            self.vectors.superseded(old)
+        row = self.table.rows_where("n = ?", [old], select=_NOTE_COLUMNS)
+        return _note(next(iter(row)))
+
+    @guarded
+    def superseded_among(self, texts: Iterable[str]) -> set[str]:
+        """Which of `texts` are the text of a superseded note (and of no current one)."""
+        wanted = sorted(set(texts))
+        if not wanted:
+            return set()
+        marks = ", ".join("?" for _ in wanted)
+        rows = self.store.all(
+            f"SELECT text, max(superseded_by IS NULL) AS live FROM notes WHERE text IN ({marks})"
+            " GROUP BY text",
+            wanted,
+        )
+        return {r["text"] for r in rows if not r["live"]}
 
     @guarded
     def delete(self, note_id: str) -> None:
@@ -204,11 +250,14 @@ class Notes(Records):
             sql = (
                 "SELECT notes_fts.rowid AS n, bm25(notes_fts) AS rank FROM notes_fts"
                 " JOIN notes ON notes.n = notes_fts.rowid"
-                f" WHERE notes_fts MATCH ?{extra} ORDER BY rank LIMIT ?"
+                f" WHERE notes_fts MATCH ?{extra} AND notes.{_CURRENT} ORDER BY rank LIMIT ?"
             )
         else:
+            # The superseded keys come from a partial index (a handful of rows), so the fast
+            # path stays a pure FTS5 ranking without a join.
             sql = (
                 "SELECT rowid AS n, rank FROM notes_fts WHERE notes_fts MATCH ?"
+                " AND rowid NOT IN (SELECT n FROM notes WHERE superseded_by IS NOT NULL)"
                 " ORDER BY rank LIMIT ?"
             )
         rows = self.store.all(sql, [match, *params, int(limit)])

@@ -5,9 +5,9 @@ pending migrations; `Store()` is an in-memory database for quick tests. The stor
 the connection, its lock and its write path (`memory.db`); each kind of record is a small
 object reached from it, defined in its own module: `store.sessions` and `store.events`
 (`memory.log`), `store.checkpoints` (`memory.checkpoints`), `store.metrics`
-(`memory.metrics`), `store.tasks` and `store.reminders` (`memory.work`), `store.notes` with
-hybrid search (`memory.search`), `store.projections.work_index()` (`memory.projections`)
-and `store.approvals` (`memory.approvals`).
+(`memory.metrics`), `store.tasks` (`memory.work`), `store.reminders` (`memory.reminders`),
+`store.notes` with hybrid search (`memory.search`), `store.projections.work_index()`
+(`memory.projections`) and `store.approvals` (`memory.approvals`).
 Any SQLite failure (a damaged, locked or unreadable file) surfaces as `StoreError`, whose
 message names the file and what to do about it.
 """
@@ -23,6 +23,7 @@ from memory.db import NotFoundError, StoreBase, StoreError
 from memory.log import Events, Sessions
 from memory.metrics import Metrics, TurnMetricRow
 from memory.projections import Projections
+from memory.reminders import Reminders
 from memory.rows import (
     ApprovalRow,
     CheckpointRow,
@@ -36,7 +37,7 @@ from memory.rows import (
     WorkIndex,
 )
 from memory.search import EmbedderLike, Notes
-from memory.work import Reminders, Tasks
+from memory.work import Tasks
 
 if TYPE_CHECKING:
     from config import Settings

@@ -2,7 +2,8 @@
 
 The vectors are read from the notes table once (they were computed when each note was
 written) and updated in place by this connection's writes; another process's writes are
-noticed by the table's row count and highest key, both cheap to read at any size.
+noticed by the table's row count, highest key and number of superseded notes, all cheap to
+read at any size. Superseded notes (corrected by a later one) are left out of the matrix.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class _Vectors:
     created: npt.NDArray[np.str_]
     seen_rows: int
     seen_max: int
+    seen_superseded: int = 0
 
     @property
     def count(self) -> int:
@@ -83,8 +85,25 @@ class NoteVectors:
             return
         keep = v.ns != n
         self._vectors = _Vectors(
-            v.ns[keep], v.matrix[keep], v.kinds[keep], v.created[keep], v.seen_rows - 1, v.seen_max
+            v.ns[keep],
+            v.matrix[keep],
+            v.kinds[keep],
+            v.created[keep],
+            v.seen_rows - 1,
+            v.seen_max,
+            v.seen_superseded,
         )
+
+    def superseded(self, n: int) -> None:
+        """A note this connection just marked superseded: it leaves the matrix, not the file."""
+        v = self._vectors
+        if v is None:
+            return
+        self.deleted(n)
+        v = self._vectors
+        assert v is not None
+        v.seen_rows += 1
+        v.seen_superseded += 1
 
     def rank(
         self,
@@ -126,17 +145,25 @@ class NoteVectors:
         """The matrix, brought up to date with the file (called under the store lock)."""
         # count(*) reads the small kind index and max(n) the end of the key: both stay cheap
         # at any size, unlike a scan of the embedding column.
-        stats = self.store.one("SELECT count(*) AS c, coalesce(max(n), 0) AS m FROM notes")
-        rows_now, max_now = (int(stats["c"]), int(stats["m"])) if stats is not None else (0, 0)
+        stats = self.store.one(
+            "SELECT count(*) AS c, coalesce(max(n), 0) AS m,"
+            " (SELECT count(*) FROM notes WHERE superseded_by IS NOT NULL) AS s FROM notes"
+        )
+        now = (int(stats["c"]), int(stats["m"]), int(stats["s"])) if stats is not None else (0,) * 3
         v = self._vectors
-        if v is not None and (v.seen_rows, v.seen_max) == (rows_now, max_now):
+        if v is not None and (v.seen_rows, v.seen_max, v.seen_superseded) == now:
             return v
-        if v is None or rows_now != v.seen_rows + self._count_after(v.seen_max):
-            # Nothing loaded yet, or notes were deleted elsewhere: read everything.
+        rows_now, max_now, superseded_now = now
+        if (
+            v is None
+            or superseded_now != v.seen_superseded
+            or rows_now != v.seen_rows + self._count_after(v.seen_max)
+        ):
+            # Nothing loaded yet, or notes were deleted or superseded elsewhere: read all.
             self._vectors = v = _empty_vectors()
         rows = self.store.all(
             "SELECT n, kind, created_at, embedding FROM notes"
-            " WHERE n > ? AND embedding IS NOT NULL ORDER BY n",
+            " WHERE n > ? AND embedding IS NOT NULL AND superseded_by IS NULL ORDER BY n",
             (v.seen_max,),
         )
         if rows:
@@ -149,7 +176,7 @@ class NoteVectors:
             )
         v = self._vectors
         assert v is not None
-        v.seen_rows, v.seen_max = rows_now, max_now
+        v.seen_rows, v.seen_max, v.seen_superseded = rows_now, max_now, superseded_now
         return v
 
     def _count_after(self, n: int) -> int:
@@ -178,4 +205,5 @@ class NoteVectors:
             np.concatenate([v.created, np.asarray(created)]),
             v.seen_rows,
             v.seen_max,
+            v.seen_superseded,
         )

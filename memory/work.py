@@ -1,4 +1,4 @@
-"""Tasks and reminders (`store.tasks`, `store.reminders`): the records status answers read.
+"""Tasks (`store.tasks`): the records status answers read (reminders: `memory.reminders`).
 
 A task's `pending` says who the next step waits on ("none", "user", "assistant",
 "external"); `status` says whether it is open, blocked or done. Seed 000's rule lives here
@@ -15,7 +15,6 @@ from memory.db import NotFoundError, Records, RowMissing, Table, guarded, where_
 from memory.rows import (
     PENDING_VALUES,
     TASK_STATUSES,
-    ReminderRow,
     TaskRow,
     make_id,
     parse_id,
@@ -38,16 +37,6 @@ def task_row(row: Any) -> TaskRow:
         source=row["source"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-    )
-
-
-def reminder_row(row: Any) -> ReminderRow:
-    return ReminderRow(
-        id=make_id("reminders", row["n"]),
-        text=row["text"],
-        due=row["due"],
-        status=row["status"],
-        created_at=row["created_at"],
     )
 
 
@@ -221,31 +210,3 @@ class Tasks(Records):
         """Unfinished tasks due in [start, end), earliest first."""
         rows = _due_in(self.table, "status != 'done'", start, end, limit)
         return [task_row(r) for r in rows]
-
-
-class Reminders(Records):
-    table_name = "reminders"
-
-    @guarded
-    def add(self, text: str, due: str | datetime) -> str:
-        text = text.strip()
-        if not text:
-            raise ValueError("a reminder needs some text")
-        when = parse_when(due)
-        if when is None:
-            raise ValueError("a reminder needs a due time")
-        n = self.insert({"text": text, "due": when, "created_at": to_iso(utc_now())})
-        return make_id("reminders", n)
-
-    @guarded
-    def get(self, reminder_id: str) -> ReminderRow | None:
-        row = self.row(parse_id("reminders", reminder_id))
-        return reminder_row(row) if row is not None else None
-
-    @guarded
-    def between(
-        self, start: datetime, end: datetime, limit: int | None = None
-    ) -> list[ReminderRow]:
-        """Scheduled reminders due in [start, end), earliest first."""
-        rows = _due_in(self.table, "status = 'scheduled'", start, end, limit)
-        return [reminder_row(r) for r in rows]

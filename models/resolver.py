@@ -135,18 +135,18 @@ def _in_home(role: str, settings: Settings) -> Path | None:
 
 
 def _download(role: str, settings: Settings) -> Path:
-    """Fetch the GPU default for `role` from the hub, with a progress bar on the terminal."""
+    """Fetch the GPU default for `role` from the hub, with a progress bar on the terminal.
+
+    The LLM goes through models/download.py (disk checked first, resumable, sha256 checked),
+    straight from `models.hub_url`, with no huggingface_hub involved."""
     target = settings.models_dir
     target.mkdir(parents=True, exist_ok=True)
     if role == "llm":
-        from huggingface_hub import hf_hub_download
+        from models.download import fetch, hub_url
 
-        got = hf_hub_download(
-            repo_id=settings.models.llm_repo,
-            filename=settings.models.llm_file,
-            local_dir=str(target),
-        )
-        return Path(got)
+        url = hub_url(settings.models.hub_url, settings.models.llm_repo, settings.models.llm_file)
+        sha256 = settings.models.llm_sha256.strip() or None
+        return fetch(url, target / settings.models.llm_file, sha256=sha256)
     if role == "stt":
         from faster_whisper import download_model
 

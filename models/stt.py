@@ -1,5 +1,8 @@
 """Speech to text with faster-whisper (CTranslate2): int8 on the CPU, float16 on CUDA.
 
+On CUDA, cuBLAS and cuDNN are made visible first (models/cuda_libs.py); where CUDA still
+cannot work, Whisper runs on the CPU in int8 and one line on stderr says why.
+
 Input is 16 kHz mono float32 PCM. faster-whisper returns its segments as a lazy generator
 that does the actual decoding while it is iterated, so the whole transcription, iteration
 included, runs in a worker thread and the event loop never blocks.
@@ -13,6 +16,7 @@ close calls toward the words Annie's users actually say (`bench hearing` measure
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 
@@ -20,6 +24,7 @@ import numpy as np
 
 from config import Settings
 from models.base import STT, ModelError, Pcm, Resolved, Segment, Transcript
+from models.cuda_libs import prepare_cuda
 from models.resolver import detect_device
 
 
@@ -33,15 +38,31 @@ class WhisperSTT(STT):
 
         self.resolved = resolved
         self.path = resolved.path
-        self.device = detect_device(settings)
-        self.compute_type = "float16" if self.device == "cuda" else "int8"
         self.beam_size = max(1, settings.models.stt_beam_size)
         self.prompt = settings.models.stt_prompt.strip() or None
+        # Why CUDA was asked for and not used; None when it is used or was not asked for.
+        self.cpu_because: str | None = None
         t0 = time.perf_counter()
+        self.device, self.compute_type = "cpu", "int8"
+        if detect_device(settings) == "cuda":
+            self.cpu_because = prepare_cuda()
+            if self.cpu_because is None:
+                try:
+                    self._model = WhisperModel(
+                        str(resolved.path), device="cuda", compute_type="float16"
+                    )
+                    self.device, self.compute_type = "cuda", "float16"
+                except Exception as exc:  # a driver or memory problem: the CPU still works
+                    self.cpu_because = f"loading on CUDA failed ({exc})"
+            if self.cpu_because is not None:
+                print(
+                    f"speech to text: CUDA requested, running on the CPU (int8) instead: "
+                    f"{self.cpu_because}",
+                    file=sys.stderr,
+                )
         try:
-            self._model = WhisperModel(
-                str(resolved.path), device=self.device, compute_type=self.compute_type
-            )
+            if self.device == "cpu":
+                self._model = WhisperModel(str(resolved.path), device="cpu", compute_type="int8")
         except Exception as exc:
             raise ModelError(
                 f"could not load the speech model at {resolved.path}: {exc}. Fix: pip install "

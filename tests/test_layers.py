@@ -1,10 +1,13 @@
 """The packages stand in layers: each imports only from those below it.
 
-`config` ← `models` ← `memory` ← `context` ← `compaction` ← `bot`. Every import counts:
-module-level, inside functions (lazy), and under `TYPE_CHECKING`, because a lazy import that
-points upward is the same dependency, only hidden. `testkit` (test support) may import the
-runtime; no runtime package imports it (the benchmarks in `bot/bench/` may: they measure with
-its generated models and test peers), nor looks a package up by name with importlib.
+`provision` ← `config` ← `models` ← `memory` ← `context` ← `compaction` ← `bot`. `provision`
+(the set-up planner) is the lowest: it runs before anything is installed, so it imports no
+other project package, and `models.footprint` and `doctor` take its memory arithmetic.
+Every import counts: module-level, inside functions (lazy), and under `TYPE_CHECKING`,
+because a lazy import that points upward is the same dependency, only hidden. `testkit` (test
+support) may import the runtime; no runtime package imports it (the benchmarks in `bot/bench/`
+may: they measure with its generated models and test peers), nor looks a package up by name
+with importlib.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["config", "models", "memory", "context", "compaction", "bot"]
+LAYERS = ["provision", "config", "models", "memory", "context", "compaction", "bot"]
 PROJECT = {*LAYERS, "testkit", "tests"}
 
 

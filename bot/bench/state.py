@@ -3,8 +3,9 @@
 Builds a fresh store in a temporary folder (or `--db`), fills it with synthetic tasks,
 reminders and notes (embedded once, in batches), then times, side by side in one run:
 state-path answers (target p99 < 5 ms), hybrid search (target p95 < 30 ms, query embedding
-included), and the same status question answered by the small language model from the
-rendered work index, as a ratio.
+included), routing on the held-out half of the labelled status set with per-turn cost
+(`bot.bench.state_routing`), and the same status question answered by the small language
+model from the rendered work index, as a ratio.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from bot.bench.state_routing import run_routing
 from config import Settings, load_settings
 from context.recall import recall
 from context.state import StateResolver
@@ -99,6 +101,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--searches", type=int, default=100, help="timed hybrid searches")
     parser.add_argument("--n-ctx", type=int, default=2048, help="small-model window (2048)")
     parser.add_argument("--no-model", action="store_true", help="skip the language-model run")
+    parser.add_argument(
+        "--no-routing", action="store_true", help="skip routing on the held-out status set"
+    )
     parser.add_argument(
         "--db", type=Path, default=None, help="database file, reused if filled (default: temp)"
     )
@@ -256,6 +261,18 @@ def run(args: argparse.Namespace) -> int:
                 recalled += bool(recall(store, query, settings, lambda: embedder))
                 recall_ms.append((time.perf_counter() - t) * 1000.0)
 
+        routing_ok = True
+        routing: list[str] = []
+        if not args.no_routing:
+            if store.notes.embedder is None:
+                from models import load_embedder
+
+                store.notes.embedder = load_embedder(settings)
+            window = settings.context.window
+            routing_ok = run_routing(
+                store, settings, store.notes.embedder, now, lambda: (13_760, window), routing
+            )
+
         model_ms: list[float] = []
         if not args.no_model:
             model_ms = asyncio.run(_model_answer(settings, store, args.n_ctx))
@@ -290,6 +307,8 @@ def run(args: argparse.Namespace) -> int:
             f"p95 {_pct(recall_ms, 95):.2f} ms; {recalled} of {len(recall_ms)} queries "
             "recalled a note"
         )
+    for line in routing:
+        print(line)
     if model_ms:
         later = model_ms[1:] or model_ms
         ratio = statistics.median(later) / max(_pct(pending_ms, 50), 1e-6)
@@ -298,6 +317,6 @@ def run(args: argparse.Namespace) -> int:
             f"first {model_ms[0]:.0f} ms, later median {statistics.median(later):.0f} ms  "
             f"= {ratio:,.0f}x the state path p50"
         )
-    ok = _pct(every, 99) < 5.0 and (not search_ms or _pct(search_ms, 95) < 30.0)
+    ok = _pct(every, 99) < 5.0 and (not search_ms or _pct(search_ms, 95) < 30.0) and routing_ok
     print("targets met" if ok else "targets MISSED")
     return 0 if ok else 1

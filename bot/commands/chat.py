@@ -16,6 +16,7 @@ from bot.events import (
     CompactionEvent,
     ErrorEvent,
     Event,
+    ReminderEvent,
     StateAnswer,
     TableEvent,
     TextDelta,
@@ -105,6 +106,8 @@ def show(event: Event, out: TextIO) -> None:
             f"\n  [compaction tier {event.tier}: "
             f"{event.tokens_before:,} -> {event.tokens_after:,}]\n"
         )
+    elif isinstance(event, ReminderEvent):
+        out.write(f"\nannie> [reminder] {event.text}\n")
     elif isinstance(event, ErrorEvent):
         out.write(f"\n  [error: {event.message}]\n")
     elif isinstance(event, TurnDone):
@@ -127,6 +130,21 @@ async def chat(
     session = runtime.open_session(on_event=lambda e: show(e, out), meta={"front_end": "chat"})
     session.warm_up()  # while the user types the first line
     out.write(f"Annie is listening (window {session.ledger.window:,}). /context /manifest /quit\n")
+    said: set[asyncio.Task[None]] = set()
+
+    async def say_reminders() -> None:
+        # `announce` waits for a turn in progress, so a reminder never cuts an answer.
+        for event in await session.announce():
+            show(event, out)
+
+    def due() -> None:
+        task = asyncio.create_task(say_reminders())
+        said.add(task)
+        task.add_done_callback(said.discard)
+
+    session.on_due = due
+    runtime.reminders.start()
+    await say_reminders()  # reminders that fell due while no one was here come first
     try:
         while True:
             out.write("you> ")

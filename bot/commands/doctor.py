@@ -24,7 +24,7 @@ import numpy as np
 from config import load_settings
 from config.settings import Settings
 from models import ROLES, ModelError, detect_device, resolve
-from models.footprint import format_bytes
+from models.footprint import ModelShape, format_bytes
 
 HELP = "check versions, the device and every model, with a short real run of each engine"
 
@@ -183,7 +183,36 @@ def llm_memory(path: Path, settings: Settings) -> dict[str, Any]:
         "checkpoint_half_bytes": fp.checkpoint_half_bytes,
         "checkpoints": fp.checkpoints,
         "checkpoints_bytes": fp.checkpoints_bytes,
+        "budget": llm_budget(shape, path.stat().st_size, settings),
     }
+
+
+def llm_budget(shape: ModelShape, weights: int, settings: Settings) -> dict[str, Any]:
+    """The memory budget line by line, as `./start.sh plan` computes it (`provision.budget`).
+
+    On CUDA the lines are set against the card's free memory now (before the model loads);
+    on the CPU everything lives in host memory, so they are set against what is available.
+    """
+    from provision.budget import GIB, MIB, Estimates, vram_budget
+    from provision.machine import mem_available, probe_gpus
+
+    host = mem_available()
+    place = "host"
+    free = host
+    if detect_device(settings) == "cuda":
+        cards = probe_gpus().cards
+        place = "card"
+        free = max(c.free_mib for c in cards) * MIB if cards else None
+    gpu = settings.gpu
+    est = Estimates(
+        compute_base=gpu.compute_base_mib * MIB,
+        whisper=gpu.whisper_mib * MIB,
+        headroom=gpu.headroom_mib * MIB,
+        host_reserve=int(gpu.host_reserve_gib * GIB),
+    )
+    window, kept = settings.context.window, settings.models.llm_checkpoints
+    budget = vram_budget(shape, weights, window, kept, free, host, est)
+    return {"place": place, **budget.as_dict()}
 
 
 SMOKE: dict[str, Callable[[Settings], dict[str, Any]]] = {
@@ -276,6 +305,13 @@ def _print_memory(mem: dict[str, Any]) -> None:
         f"{format_bytes(mem['checkpoint_half_bytes'])} at half); {mem['checkpoints']} kept: "
         f"{format_bytes(mem['checkpoints_bytes'])} of host memory"
     )
+    if "budget" in mem:
+        from provision.budget import Budget, budget_lines
+
+        place = "on the card" if mem["budget"]["place"] == "card" else "in host memory"
+        print(f"  budget ({place}):")
+        for line in budget_lines(Budget.from_dict(mem["budget"]), place):
+            print(f"          {line}")
 
 
 def run(args: argparse.Namespace) -> int:

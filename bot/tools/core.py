@@ -74,7 +74,11 @@ def _by_id(store: Store, item_id: str, offset: int) -> str:
         return f"{task.id} [{task.status}, waiting on {task.pending}, due {due}] {task.title}"
     if key.startswith("note-"):
         note = store.notes.get(key)
-        return f"{note.id} ({note.kind}): {note.text}" if note else f"{key}: no such note"
+        if note is None:
+            return f"{key}: no such note"
+        # Kept for the record, but a correction replaced it: say so, or it reads as current.
+        later = f"; superseded by {note.superseded_by}" if note.superseded_by else ""
+        return f"{note.id} ({note.kind}{later}): {note.text}"
     if key.startswith("appr-"):
         appr = store.approvals.get(key)
         if appr is None:

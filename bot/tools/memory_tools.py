@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.corrections import corrected_note, user_words
 from memory.db import NotFoundError
 from memory.rows import Hit, TaskRow, parse_when
 
@@ -31,6 +32,9 @@ class _Args(BaseModel):
 class SaveNoteArgs(_Args):
     text: str = Field(min_length=1, description="The fact or note to remember, in full.")
     kind: str = Field("note", description="A short category, e.g. note, preference, decision.")
+    replaces: str | None = Field(
+        None, description="Id of a saved note this one corrects, e.g. note-7."
+    )
 
 
 class SearchMemoryArgs(_Args):
@@ -100,12 +104,34 @@ def _when(value: str | None) -> datetime | None:
 # --- the actions ----------------------------------------------------------------------
 
 
-def save_note(args: SaveNoteArgs, store: Store, embedder: Any, source: str) -> ToolOutput:
-    embedding = None
-    if store.notes.embedder is None and embedder is not None:
-        embedding = embedder.embed([args.text])[0]
+def save_note(
+    args: SaveNoteArgs, store: Store, embedder: Any, source: str, said: str = ""
+) -> ToolOutput:
+    """Save a note; one that corrects an earlier note supersedes it (`bot.tools.corrections`).
+
+    `said` is the user's words this turn: a correction there finds the note it corrects when
+    the model did not name it."""
+    model = store.notes.embedder or embedder
+    embedding = model.embed([args.text])[0] if model is not None else None
+    old = None
+    if args.replaces:
+        old = store.notes.get(args.replaces)
+        if old is None:
+            return ToolOutput(f"error: no note {args.replaces}; nothing was saved", ok=False)
+        # An id read from an older context may name a note already corrected: the correction
+        # applies to its current version.
+        while old is not None and old.superseded_by:
+            old = store.notes.get(old.superseded_by)
+    else:
+        old = corrected_note(store, args.text, said, embedding)
     note_id = store.notes.add(args.text, kind=args.kind, source=source, embedding=embedding)
-    return ToolOutput(f"Saved {note_id}.", data={"id": note_id})
+    if old is None:
+        return ToolOutput(f"Saved {note_id}.", data={"id": note_id})
+    store.notes.supersede(old.id, note_id)
+    return ToolOutput(
+        f"Saved {note_id}; it replaces {old.id} ('{old.text[:80]}'), which is no longer used.",
+        data={"id": note_id, "replaces": old.id},
+    )
 
 
 def search_memory(args: SearchMemoryArgs, store: Store) -> ToolOutput:
@@ -175,7 +201,9 @@ def _source(ctx: ToolContext) -> str:
 
 
 async def _save_note(args: SaveNoteArgs, ctx: ToolContext) -> ToolOutput:
-    return save_note(args, _store(ctx), ctx.embedder, _source(ctx))
+    store = _store(ctx)
+    said = user_words(store, ctx.session_id, ctx.turn_id)
+    return save_note(args, store, ctx.embedder, _source(ctx), said)
 
 
 async def _search_memory(args: SearchMemoryArgs, ctx: ToolContext) -> ToolOutput:

@@ -3,8 +3,10 @@
 Only the core group is loaded at the start of a session (get_context, load_tool_group and the
 memory tools); its schemas are part of the fixed prompt head. Other groups are listed in a
 one-line-per-group catalog inside load_tool_group's own description, and load on demand: the
-schemas of a group loaded mid-session arrive as that call's result, so the prompt head never
-changes mid-session and the model's prefix cache stays valid.
+schemas of a group loaded mid-session are appended to the conversation as an item of the tools
+lane (`schema_text`), after that call's result, so the prompt head never changes mid-session
+and the model's prefix cache stays valid. That item is part of the active tool set, not a tool
+result: compaction never clears it, so a loaded group stays usable for the whole session.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ GROUP_DESCRIPTIONS = {
     "memory": "notes, memory search, tasks and reminders",
     "web": "search the web and read web pages",
     "utility": "think step by step, tell the time, show a table on the page",
+    "reminders": "timers, snooze, done and cancel for reminders",
 }
 DEFAULT_GROUPS = ("core", "memory")
 
@@ -145,18 +148,23 @@ class ActiveTools:
         return tool
 
     def load(self, group: str) -> str:
-        """Load a group; the text (its schemas) becomes the load_tool_group result."""
+        """Load a group; the text is the load_tool_group result (the schemas follow it)."""
         found = self.registry.groups.get(group)
         if found is None:
             known = ", ".join(self.registry.groups)
             return f"error: no tool group {group!r}; the groups are: {known}"
+        names = ", ".join(t.name for t in found.tools)
         if group in self.loaded:
-            return f"The {group} tools are already loaded: " + ", ".join(
-                t.name for t in found.tools
-            )
+            return f"The {group} tools are already loaded: {names}"
         self.loaded.append(group)
-        lines = [f"Loaded the {group} tools. You can call them now:"]
-        lines += [json.dumps(tool_schema(t)["function"], ensure_ascii=False) for t in found.tools]
+        return f"Loaded the {group} tools ({names}); their schemas follow. You can call them now."
+
+    def schema_text(self, group: str) -> str:
+        """A loaded group's schemas as the tools lane shows them: a label, one JSON per tool."""
+        found = self.registry.groups.get(group)
+        tools = found.tools if found is not None else []
+        lines = [f"[Tools of the {group} group, loaded for this session; not said by the user]"]
+        lines += [json.dumps(tool_schema(t)["function"], ensure_ascii=False) for t in tools]
         return "\n".join(lines)
 
 
@@ -164,9 +172,10 @@ def default_registry() -> ToolRegistry:
     """Every shipped tool: core, memory, web and utility."""
     from bot.tools.core import core_tools
     from bot.tools.memory_tools import memory_tools
+    from bot.tools.reminder_tools import reminder_tools
     from bot.tools.utility import utility_tools
     from bot.tools.web import web_tools
 
-    others = [*memory_tools(), *web_tools(), *utility_tools()]
+    others = [*memory_tools(), *web_tools(), *utility_tools(), *reminder_tools()]
     catalog = ToolRegistry(others).catalog(exclude=DEFAULT_GROUPS)
     return ToolRegistry([*core_tools(catalog), *others])

@@ -4,9 +4,10 @@ Each call is logged before it runs and its result after; the result (an error in
 admitted by the assembler, so the model reads it on the next round. A call to a tool whose
 group is not loaded gets an error naming the group to load. Arguments are typed by the tool's
 schema first; ones that do not fit are an error result and the tool does not run. An
-unreadable call is answered with an example in the model's own dialect. A barge-in cancels
-the running tool; a tool that overruns tools.timeout_s is stopped. Nothing here raises into
-the turn. The runner sees only a `TurnContext`, never the session: what a tool needs is in
+unreadable call is answered with an example in the model's own dialect. A group loaded by a
+call has its schemas appended to the tools lane once the round's results are in. A barge-in
+cancels the running tool; a tool that overruns tools.timeout_s is stopped. Nothing here raises
+into the turn. The runner sees only a `TurnContext`, never the session: what a tool needs is in
 its metadata (`Tool.needs_embedder`, `Tool.produces_table`), not in a list of names here.
 """
 
@@ -67,6 +68,7 @@ class ToolRunner:
     ) -> AsyncIterator[Event]:
         """Record the assistant's calls, run them, admit every result (errors included)."""
         s = self.ctx
+        loaded_before = list(s.tools.loaded)
         call_json = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
         msg_id = s.log(
             "assistant", text, turn_id, role="assistant", meta={"raw": raw, "tool_calls": call_json}
@@ -127,6 +129,11 @@ class ToolRunner:
                 s.conv, id=result_id, call_id=call_id, name="", content=content, ok=False
             )
             yield ErrorEvent(f"unreadable tool call: {err.reason}", where="tool_call")
+        # Groups loaded by this round's calls: their schemas join the tools lane, after all
+        # of the round's results so the templates still group those into one turn.
+        for group in s.tools.loaded:
+            if group not in loaded_before:
+                s.assembler.admit_tool_schemas(s.conv, group, s.tools.schema_text(group))
 
     async def run_tool(self, call: ToolCall, turn_id: str) -> ToolOutput:
         s = self.ctx

@@ -3,10 +3,13 @@
 // plain-language errors. aiortc does not trickle ICE, so the offer is posted only after
 // candidate gathering completes (or a timeout passes).
 
+import { Panel } from "./panel.js";
+import { showReminder } from "./reminders.js";
 import { View } from "./view.js";
 
 const $ = (id) => document.getElementById(id);
 const view = new View();
+const panel = new Panel({ send: sendOrConnect, answer: answerApproval });
 const params = new URLSearchParams(location.search);
 const token = params.get("token") || "";
 const ICE_GATHER_TIMEOUT_MS = 3000;
@@ -22,8 +25,10 @@ const state = {
   retries: 0,
   retryTimer: 0,
   pendingText: [],
+  pendingPanel: [], // panel actions clicked before the data channel opened
   speaking: false,
   audio: { bytes: 0, energy: 0, packets: 0 },
+  chimes: [], // reminder chimes played (reminders.js)
 };
 window.annie = state; // inspection from the console and from tests
 
@@ -132,6 +137,15 @@ function onEvent(ev) {
     case "approval":
       view.approval(ev);
       break;
+    case "knowledge":
+      panel.render(ev);
+      break;
+    case "panel_result":
+      panel.result(ev);
+      break;
+    case "reminder":
+      showReminder(ev, state.chimes);
+      break;
     case "context":
       view.meter(ev);
       break;
@@ -146,6 +160,7 @@ function onEvent(ev) {
       view.voiceState(ev.state);
       break;
     case "error":
+      if (ev.where === "panel") panel.failed();
       view.error(ev.where ? `${ev.message} (${ev.where})` : ev.message);
       break;
     default:
@@ -189,6 +204,7 @@ async function openConnection() {
   state.dc = dc;
   dc.onopen = () => {
     for (const text of state.pendingText.splice(0)) dc.send(JSON.stringify({ type: "text", text }));
+    for (const message of state.pendingPanel.splice(0)) dc.send(JSON.stringify(message));
   };
   dc.onmessage = (msg) => {
     try {
@@ -246,6 +262,21 @@ async function connect() {
   } finally {
     state.connecting = null;
   }
+}
+
+// Approve and Deny (on the approval card or in the panel) answer exactly as a spoken yes or
+// no would; the server checks that the approval answered is still the one waiting.
+function answerApproval(id, decision) {
+  for (const b of $("approval").querySelectorAll("button")) b.disabled = true;
+  view.userSaid(decision, { typed: true });
+  if (!send({ type: "approval", id, decision })) view.error("Not connected: the answer was not sent.");
+}
+
+// Panel actions wait for the connection like typed text does, opening one if needed.
+function sendOrConnect(obj) {
+  if (send(obj)) return;
+  state.pendingPanel.push(obj);
+  connect().catch(() => {});
 }
 
 function send(obj) {
@@ -341,21 +372,17 @@ function init() {
       connect().catch(() => {});
     }
   });
-  // Approve and Deny answer exactly as a spoken yes or no would; the server checks that the
-  // approval shown is still the one waiting.
   for (const [button, decision] of [["approve", "yes"], ["deny", "no"]]) {
     $(button).addEventListener("click", () => {
       const { id } = $("approval").dataset;
-      if (!id) return;
-      for (const b of $("approval").querySelectorAll("button")) b.disabled = true;
-      view.userSaid(decision, { typed: true });
-      if (!send({ type: "approval", id, decision })) view.error("Not connected: the answer was not sent.");
+      if (id) answerApproval(id, decision);
     });
   }
   $("error-close").addEventListener("click", () => view.error(""));
   window.addEventListener("online", () => state.wanted && !state.pc && connect().catch(() => {}));
   window.addEventListener("offline", () => view.connection("offline", "network lost"));
   window.addEventListener("pagehide", () => teardown());
+  panel.load(token);
   fetch("/healthz")
     .then((r) => (r.ok ? null : view.error(`The Annie server answered HTTP ${r.status}.`)))
     .catch(() => view.error(`Cannot reach the Annie server at ${location.host}. Is it running?`));

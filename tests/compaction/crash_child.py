@@ -8,7 +8,11 @@ it with SIGKILL at that point, so no tier-3 record is ever written.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
 import sys
+from pathlib import Path
 
 from bot.events import TextDelta
 from bot.runtime import Runtime
@@ -50,6 +54,30 @@ async def main(completed: int) -> None:
         if isinstance(event, TextDelta):
             print("STREAMING", flush=True)
             await asyncio.sleep(60)  # the parent kills the process during this turn
+
+
+def kill_mid_turn(annie_home: Path, completed: int = len(TURNS)) -> tuple[str, list[str]]:
+    """Run this module as a child, SIGKILL it while it streams; (its session id, its lines)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.compaction.crash_child", str(completed)],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "ANNIE_HOME": str(annie_home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    seen: list[str] = []
+    try:
+        for line in child.stdout:
+            seen.append(line.strip())
+            if line.startswith("STREAMING"):
+                child.send_signal(signal.SIGKILL)  # mid-answer: no tier-3, no clean close
+                break
+    finally:
+        child.wait(timeout=60)
+    assert child.returncode == -signal.SIGKILL, (seen, child.stderr.read() if child.stderr else "")
+    return seen[0].split()[1], seen
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.commands.doctor import check_role
+import pytest
+
+from bot.commands.doctor import _print_memory, check_role, llm_memory
 from config import load_settings
 from models.footprint import estimate, read_hparams
 
@@ -53,6 +55,12 @@ def test_doctor_json_covers_every_role(annie_home: Path) -> None:
     assert memory["checkpoint_half_bytes"] < memory["checkpoint_bytes"]
     assert memory["checkpoints"] == 4
     assert memory["checkpoints_bytes"] == 4 * memory["checkpoint_bytes"]
+    assert memory["budget"]["kv"] == memory["kv_cache_bytes"]
+    assert memory["budget"]["weights"] == entry_size(data["llm"])
+
+
+def entry_size(entry: dict[str, object]) -> int:
+    return Path(str(entry["path"])).stat().st_size
 
 
 def test_doctor_reports_a_hybrid_model(qwen35_path: Path) -> None:
@@ -68,6 +76,35 @@ def test_doctor_reports_a_hybrid_model(qwen35_path: Path) -> None:
     assert memory["dialect"] == "xml"
     assert memory["recurrent_state_bytes"] > 0
     assert memory["checkpoints_bytes"] == 2 * memory["checkpoint_bytes"]
+
+
+def test_doctor_shows_the_budget_line_by_line(
+    qwen35_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = load_settings(
+        models={"llm_path": str(qwen35_path), "llm_checkpoints": 2, "device": "cpu"},
+        context={"window": 1024},
+    )
+    memory = llm_memory(qwen35_path, settings)
+    budget = memory["budget"]
+    # The same arithmetic as the plan: weights from the file, KV and state from the header.
+    assert budget["place"] == "host"  # on the CPU everything lives in host memory
+    assert budget["weights"] == qwen35_path.stat().st_size
+    assert budget["kv"] == memory["kv_cache_bytes"] > 0
+    assert budget["recurrent"] == memory["recurrent_state_bytes"] > 0
+    assert budget["checkpoints_bytes"] == memory["checkpoints_bytes"]
+    assert budget["whisper"] == settings.gpu.whisper_mib * 2**20
+    assert budget["compute"] > settings.gpu.compute_base_mib * 2**20
+    assert budget["on_card"] == sum(
+        budget[k] for k in ("weights", "kv", "recurrent", "compute", "whisper", "headroom")
+    )
+    assert budget["free"] is not None and budget["free"] > 0
+    _print_memory(memory)
+    text = capsys.readouterr().out
+    lines = ("weights", "KV cache", "recurrent state", "compute buffers", "Whisper", "checkpoints")
+    for name in lines:
+        assert f"          {name}" in text, text
+    assert "total in host memory" in text and " free: " in text
 
 
 def test_doctor_names_a_missing_model_without_crashing(tmp_path: Path) -> None:

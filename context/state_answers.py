@@ -1,0 +1,237 @@
+"""The state path's answers about records: tasks, approvals, the schedule, and notes.
+
+Each renderer reads the store's typed tables and returns one short spoken answer with the
+ids of the records it named. Seed 000's rules are applied literally: pending means
+`pending != "none"` (and not done), an empty pending set is "Nothing needs you right now.",
+completed work is never used as padding. These functions let a store failure propagate;
+the resolver turns it into "I can't read ..." so absence of data never becomes "nothing".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from context.spoken import count_words, join_spoken, spoken_time, spoken_when
+from context.state_rules import Day
+from memory import approvals
+from memory.rows import ApprovalRow, Hit, TaskRow, from_iso
+from memory.search import STOPWORDS
+
+if TYPE_CHECKING:
+    from memory.store import Store
+
+NOTHING_TO_APPROVE = "Nothing is waiting for your approval."
+NOTHING_PENDING = "Nothing needs you right now."
+# How many items an answer names before "and N more": enough to act on, short enough to hear.
+SPOKEN_ITEMS = 3
+
+
+@dataclass
+class StateResult:
+    text: str
+    intent: str
+    sources: list[str] = field(default_factory=list)
+    latency_ms: float = 0.0
+
+
+def approvals_answer(store: Store, now: datetime, session_id: str | None) -> StateResult:
+    waiting = store.approvals.pending(now)
+    if not waiting:
+        return StateResult(NOTHING_TO_APPROVE, "approvals")
+    text = approval_sentence(waiting, session_id)
+    return StateResult(text, "approvals", [a.id for a in waiting[:SPOKEN_ITEMS]])
+
+
+def pending_answer(store: Store, now: datetime, session_id: str | None) -> StateResult:
+    summary = store.tasks.pending_summary(limit=SPOKEN_ITEMS)
+    waiting = store.approvals.pending(now)
+    total = sum(count for count, _ in summary.values())
+    if total == 0 and not waiting:
+        return StateResult(NOTHING_PENDING, "pending")
+    sources: list[str] = [a.id for a in waiting[:SPOKEN_ITEMS]]
+    # An approval is the most urgent thing on the user: it expires if left unanswered.
+    parts: list[str] = [approval_sentence(waiting, session_id)] if waiting else []
+    for party, plural_verb, singular_verb in _LANES:
+        count, rows = summary[party]
+        if count == 0:
+            if party == "user" and not waiting:
+                parts.append("Nothing is waiting on you.")
+            continue
+        parts.append(_lane_sentence(count, rows, plural_verb, singular_verb))
+        sources.extend(r.id for r in rows)
+    return StateResult(" ".join(parts), "pending", sources)
+
+
+_LANES = (
+    ("user", "need you", "needs you"),
+    ("assistant", "are waiting on me", "is waiting on me"),
+    ("external", "are waiting on someone else", "is waiting on someone else"),
+)
+
+
+def _lane_sentence(count: int, rows: list[TaskRow], plural_verb: str, singular_verb: str) -> str:
+    verb = singular_verb if count == 1 else plural_verb
+    return f"{count_words(count, 'thing').capitalize()} {verb}: {_titles(rows, count)}."
+
+
+def list_answer(store: Store) -> StateResult:
+    index = store.projections.work_index(limit=SPOKEN_ITEMS)
+    if index.active_count == 0 and index.blocked_count == 0:
+        return StateResult("Your list is empty.", "list")
+    parts: list[str] = []
+    if index.active_count:
+        parts.append(
+            f"You have {count_words(index.active_count, 'open task')}: "
+            f"{_titles(index.active, index.active_count)}."
+        )
+    else:
+        parts.append("You have no open tasks.")
+    if index.blocked_count:
+        parts.append(_blocked_sentence(index.blocked, index.blocked_count))
+    sources = [r.id for r in index.active] + [r.id for r in index.blocked]
+    return StateResult(" ".join(parts), "list", sources)
+
+
+def blocked_answer(store: Store) -> StateResult:
+    """Blocked tasks, then what waits on someone else, then what waits on Annie."""
+    index = store.projections.work_index(limit=SPOKEN_ITEMS)
+    summary = store.tasks.pending_summary(limit=SPOKEN_ITEMS)
+    parts: list[str] = []
+    sources: list[str] = []
+    if index.blocked_count:
+        parts.append(_blocked_sentence(index.blocked, index.blocked_count))
+        sources.extend(r.id for r in index.blocked)
+    for party, plural_verb, singular_verb in _LANES[::-1][:2]:
+        count, rows = summary[party]
+        fresh = [r for r in rows if r.id not in sources]
+        # A blocked task that also waits on someone was named already: say it once.
+        count -= len(rows) - len(fresh)
+        if count > 0:
+            parts.append(_lane_sentence(count, fresh, plural_verb, singular_verb))
+            sources.extend(r.id for r in fresh)
+    if not parts:
+        return StateResult("Nothing is blocked, and nothing is waiting on anyone.", "blocked")
+    return StateResult(" ".join(parts), "blocked", sources)
+
+
+def _blocked_sentence(rows: list[TaskRow], count: int) -> str:
+    verb = "is" if count == 1 else "are"
+    return f"{count_words(count, 'task').capitalize()} {verb} blocked: {_titles(rows, count)}."
+
+
+def _window(day: Day, now: datetime) -> tuple[datetime, datetime, str]:
+    """[start, end) of the day asked about, and how to say it."""
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    # Days are stepped at noon, then cut back to midnight, so a daylight-saving change
+    # never shifts the window by an hour.
+    if day == "tomorrow":
+        start = (start + timedelta(days=1, hours=12)).replace(hour=0)
+    days = 7 - now.weekday() if day == "week" else 1  # "this week": through Sunday
+    end = (start + timedelta(days=days, hours=12)).replace(hour=0)
+    return start, end, "this week" if day == "week" else day
+
+
+def schedule_answer(store: Store, day: Day, now: datetime) -> StateResult:
+    if day == "upcoming":
+        index = store.projections.work_index(now=now, limit=SPOKEN_ITEMS)
+        if not index.next_scheduled:
+            return StateResult("Nothing is scheduled.", "schedule")
+        items = [f"{s.text}, {spoken_when(s.due, now)}" for s in index.next_scheduled]
+        return StateResult(
+            "Next up: " + "; ".join(items) + ".",
+            "schedule",
+            [s.id for s in index.next_scheduled],
+        )
+    start, end, label = _window(day, now)
+    reminders = store.reminders.between(start, end, limit=50)
+    due = store.tasks.due_between(start, end, limit=50)
+    if not reminders and not due:
+        return StateResult(f"Nothing is scheduled for {label}.", "schedule")
+    parts: list[str] = []
+    if reminders:
+        named = [
+            f"{r.text} "
+            + (
+                spoken_when(r.due, now)
+                if day == "week"
+                else f"at {spoken_time(from_iso(r.due).astimezone(now.tzinfo))}"
+            )
+            for r in reminders[:SPOKEN_ITEMS]
+        ]
+        parts.append(
+            f"{label.capitalize()} you have {count_words(len(reminders), 'reminder')}: "
+            f"{join_spoken(named, len(reminders))}."
+        )
+    if due:
+        verb = "is" if len(due) == 1 else "are"
+        parts.append(
+            f"{count_words(len(due), 'task').capitalize()} {verb} due {label}: "
+            f"{_titles(due[:SPOKEN_ITEMS], len(due))}."
+        )
+    sources = [r.id for r in reminders[:SPOKEN_ITEMS]] + [t.id for t in due[:SPOKEN_ITEMS]]
+    return StateResult(" ".join(parts), "schedule", sources)
+
+
+_YOURS = {"my": "your", "i": "you", "me": "you", "mine": "yours", "our": "your"}
+
+
+def remember_answer(
+    store: Store, subject: str, needs_notes: bool, min_similarity: float
+) -> StateResult | None:
+    """What the notes say about `subject`, with their ids; None when no note is about it and
+    the question may be general knowledge (`needs_notes`), which is then the model's."""
+    hits = notes_about(store, subject, min_similarity, gate=needs_notes)
+    said = " ".join(_YOURS.get(w, w) for w in subject.split())
+    if not hits:
+        if needs_notes:
+            return None
+        return StateResult(f"I have nothing noted about {said}.", "remember")
+    named = [f"{h.text.rstrip('.')} ({h.id})" for h in hits]
+    text = f"About {said}, I have {count_words(len(hits), 'note')}: " + "; ".join(named) + "."
+    return StateResult(text, "remember", [h.id for h in hits])
+
+
+def notes_about(store: Store, subject: str, min_similarity: float, gate: bool) -> list[Hit]:
+    """The notes about `subject`, best first. Lexical hits come first and are cheap: with
+    `gate`, none means the question is not about the notes, and a turn that goes on to the
+    model has not paid for an embedding here (recall embeds it there). Notes holding every
+    word of the name are the answer; otherwise, when the store embeds, hybrid search behind
+    the similarity floor picks (fused ranks alone always return something, and lexical
+    OR-matching drags in notes that share one stem); a bare name ("my sister") can embed far
+    from every sentence that mentions it, so the lexical hits stand in when the floor leaves
+    none."""
+    lexical = store.notes.search_fts(subject, limit=10)
+    if gate and not lexical:
+        return []
+    # Notes that hold every word of the name ("booking" and "reference") are about it.
+    terms = [w for w in subject.lower().split() if w not in STOPWORDS]
+    whole = [h for h in lexical if terms and all(t in h.text.lower() for t in terms)]
+    if whole:
+        return whole[:SPOKEN_ITEMS]
+    if store.notes.embedder is not None:
+        hits = store.notes.search(subject, limit=SPOKEN_ITEMS, min_similarity=min_similarity)
+        if hits:
+            return hits
+    return lexical[:SPOKEN_ITEMS]
+
+
+def approval_sentence(waiting: list[ApprovalRow], session_id: str | None) -> str:
+    """ "One thing waits for your approval: delete note (note_id=note-3). Say yes or no." """
+    named = []
+    for a in waiting[:SPOKEN_ITEMS]:
+        where = (
+            "" if session_id and a.requester == session_id else ", asked in another conversation"
+        )
+        named.append(approvals.describe(a) + where)
+    verb = "waits" if len(waiting) == 1 else "wait"
+    text = f"{count_words(len(waiting), 'thing').capitalize()} {verb} for your approval: "
+    text += join_spoken(named, len(waiting)) + "."
+    if session_id and any(a.requester == session_id for a in waiting):
+        text += " Say yes or no."
+    return text
+
+
+def _titles(rows: list[TaskRow], total: int) -> str:
+    return join_spoken([r.title for r in rows[:SPOKEN_ITEMS]], total)
