@@ -309,7 +309,9 @@ class Session:
     async def _warm_up(self) -> None:
         prompt = self.ledger.prompt(self.conv, add_generation_prompt=False)
         try:
-            stats = await self.runtime.llm.prefill(prompt)
+            # Shielded: a turn that arrives first cancels this wait, never the evaluation. On a
+            # busy model the job may still be queued then, and cancelling it would lose it.
+            stats = await asyncio.shield(self.runtime.llm.prefill(prompt))
         except ModelError as exc:
             self._emit(ErrorEvent(f"warming the model up failed: {exc}", where="model"))
             return

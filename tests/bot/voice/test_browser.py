@@ -37,6 +37,10 @@ FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # Chromium would offer its local addresses as mDNS names; aioice resolves those with one
+    # process-wide mDNS responder tied to the first event loop that used it, so a later test
+    # (a new event loop) would wait for it forever. Plain loopback addresses need no lookup.
+    "--disable-features=WebRtcHideLocalIpsWithMdns",
 ]
 
 
