@@ -105,7 +105,12 @@ def test_corrections_facts_and_ids_come_from_the_words_not_the_model() -> None:
 
 def test_protected_kinds_come_from_each_tools_metadata() -> None:
     protects = default_registry().protects()
-    assert protects == {"save_note": "note", "create_task": "task", "set_reminder": "reminder"}
+    assert protects == {
+        "save_note": "note",
+        "create_task": "task",
+        "set_reminder": "reminder",
+        "set_timer": "reminder",
+    }
     # Only the metadata names what a call records: a tool without it protects nothing.
     entry = LogEntry("ev-1", "tool_call", "", "create_task", {"title": "Call the plumber"})
     assert extract([entry]).commitments == []

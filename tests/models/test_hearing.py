@@ -8,6 +8,8 @@ fixed (see tests/recordings.py), so every run hears the same audio.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -35,10 +37,13 @@ def bare_stt(model_settings: Settings) -> STT:
 
 
 async def heard_as_pending(stt: STT, clips: list[np.ndarray]) -> int:
+    """Clips heard with the word "pending" itself. (The state path now also forgives
+    "tasks spending", so routing alone no longer shows what the recognizer heard.)"""
     hits = 0
     for clip in clips:
-        found = match((await stt.transcribe(clip)).text)
-        hits += found is not None and found.intent == "pending"
+        text = (await stt.transcribe(clip)).text
+        found = match(text)
+        hits += found is not None and re.search(r"\bpending\b", text.lower()) is not None
     return hits
 
 
