@@ -116,12 +116,16 @@ export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 export TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"
 
 if [ "$MODE" = "test" ]; then
-  # 5. The browser for the end-to-end test: Debian's chromium, driven by Playwright.
-  if [ ! -x /usr/lib/chromium/chromium ]; then
-    step "installing chromium (Debian package) for the browser test"
+  # 5. System packages the tests need: Debian's chromium (driven by Playwright) for the browser
+  #    tests, and a C compiler for the CUDA-library loading test (it builds two tiny .so files).
+  NEED=()
+  [ -x /usr/lib/chromium/chromium ] || NEED+=(chromium)
+  command -v cc >/dev/null 2>&1 || NEED+=(gcc libc6-dev)
+  if [ "${#NEED[@]}" -gt 0 ]; then
+    step "installing ${NEED[*]} (Debian packages) for the tests"
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null; } \
-      || fail "chromium" "install Debian's chromium package (apt-get install chromium); the browser test needs /usr/lib/chromium/chromium"
+    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${NEED[@]}" >/dev/null; } \
+      || fail "test packages" "install Debian's ${NEED[*]} (apt-get install ${NEED[*]}); the browser tests need /usr/lib/chromium/chromium and the library test needs cc"
     done_step
   fi
   printf '    set-up took %ss\n' "$(( $(date +%s) - T0 ))"
