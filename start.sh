@@ -105,11 +105,9 @@ fi
 # Not for the tests: they run on the defaults whatever the machine.
 if [ "$MODE" != "test" ]; then
   for setting in "${PLAN_EXPORTS[@]}"; do export "${setting?}"; done
-  if [ -f models/fetch.py ]; then
-    step "models (downloads the GPU defaults on first run)"
-    "$PY" -m models.fetch || fail "models" "see the line above"
-    done_step
-  fi
+  step "models (downloads the GPU defaults on first run)"
+  "$PY" -m models.fetch || fail "models" "see the line above"
+  done_step
 fi
 
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"

@@ -19,6 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from provision.settings import annie_home, merge
+
 # Documents the defaults (see the module docstring); never read when loading settings.
 DEFAULT_TOML = Path(__file__).with_name("default.toml")
 ENV_PREFIX = "ANNIE_"
@@ -230,12 +232,6 @@ class Settings(BaseSettings):
         return (init_settings,)
 
 
-def annie_home() -> Path:
-    """`$ANNIE_HOME`, or `~/.local/share/annie`."""
-    raw = os.environ.get("ANNIE_HOME", "")
-    return Path(raw).expanduser() if raw else Path.home() / ".local" / "share" / "annie"
-
-
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
@@ -258,16 +254,6 @@ def _check_keys(
             if not (isinstance(sub, type) and issubclass(sub, BaseModel)):
                 raise ConfigError(f"config key '{dotted}' in {origin} is a value, not a section")
             _check_keys(value, sub, origin, dotted + ".")
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
@@ -303,11 +289,11 @@ def load_settings(environ: dict[str, str] | None = None, **overrides: Any) -> Se
     if user_file.is_file():
         user = _read_toml(user_file)
         _check_keys(user, Settings, str(user_file))
-        merged = _merge(merged, user)
-    merged = _merge(merged, _env_layer(env))
+        merged = merge(merged, user)
+    merged = merge(merged, _env_layer(env))
     if home is not None:
         merged["home"] = str(home)
-    merged = _merge(merged, overrides)
+    merged = merge(merged, overrides)
     try:
         return Settings(**merged)
     except ValidationError as exc:

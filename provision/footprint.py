@@ -37,7 +37,7 @@ the per-head key and value dims both as ssm.state_size.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 # The same literal as `models.base.ToolDialect`; this package may not import the runtime.
@@ -147,23 +147,7 @@ QWEN35_9B = ModelShape(
 # KV heads of 256, Gated DeltaNet with 16 key and 32 value heads, vocabulary 248320. The DeltaNet
 # head dims (128) are taken to be the 9B's: the card does not state them. Its KV cache, 32 KiB per
 # token (1 GiB at 32k), matches what published catalogs list for the 4B GGUF.
-QWEN35_4B = ModelShape(
-    architecture="qwen35",
-    n_layer=32,
-    n_embd=2560,
-    n_head=16,
-    n_head_kv=(4,) * 32,
-    key_length=256,
-    value_length=256,
-    recurrent=qwen35_layers(32, 4),
-    n_vocab=248320,
-    ssm_d_conv=4,
-    ssm_d_state=128,
-    ssm_d_inner=128 * 32,
-    ssm_n_group=16,
-    ssm_dt_rank=32,
-    dialect="xml",
-)
+QWEN35_4B = replace(QWEN35_9B, n_embd=2560)
 
 # The Qwen3.5 sizes the set-up table can name, by their size label.
 QWEN35_SHAPES: dict[str, ModelShape] = {"9B": QWEN35_9B, "4B": QWEN35_4B}

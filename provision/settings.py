@@ -57,11 +57,12 @@ def _leaves(tree: Mapping[str, Any], prefix: str = "") -> set[str]:
     return out
 
 
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`over` laid on `base`, section by section (the config files and `ANNIE_*` layers)."""
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge(out[key], value)
         else:
             out[key] = value
     return out
@@ -78,17 +79,22 @@ def _coerce(text: str, like: Any) -> Any:
     return text
 
 
+def annie_home(environ: Mapping[str, str] | None = None) -> Path:
+    """`$ANNIE_HOME`, or `~/.local/share/annie`."""
+    raw = (os.environ if environ is None else environ).get("ANNIE_HOME", "")
+    return Path(raw).expanduser() if raw else Path.home() / ".local" / "share" / "annie"
+
+
 def load(environ: Mapping[str, str] | None = None) -> Layered:
     env = os.environ if environ is None else environ
     defaults = _read(DEFAULT_TOML)
-    raw_home = env.get("ANNIE_HOME", "")
-    home = Path(raw_home).expanduser() if raw_home else Path.home() / ".local/share/annie"
+    home = annie_home(env)
     merged = defaults
     explicit: set[str] = set()
     user_file = home / "config.toml"
     if user_file.is_file():
         user = _read(user_file)
-        merged = _merge(merged, user)
+        merged = merge(merged, user)
         explicit |= _leaves(user)
     for name, text in env.items():
         if not name.startswith(PREFIX) or name == "ANNIE_HOME":
@@ -104,7 +110,7 @@ def load(environ: Mapping[str, str] | None = None) -> Layered:
         layer: dict[str, Any] = {parts[-1]: _coerce(text, like)}
         for part in reversed(parts[:-1]):
             layer = {part: layer}
-        merged = _merge(merged, layer)
+        merged = merge(merged, layer)
         explicit.add(".".join(parts))
     if merged.get("home"):
         home = Path(str(merged["home"])).expanduser()

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
+from bot.commands.records import with_store
 from bot.tools.registry import default_registry
 from compaction.briefing import Briefing, build_briefing, notes_block
 from config import load_settings
-from memory.db import StoreError
 from memory.store import Store
 
 HELP = "print the briefing the next session will get, with its sources"
@@ -63,22 +62,18 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     budget = settings.context.budget("briefing")
-    try:
-        store = Store.open(settings)
-    except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    try:
+
+    def act(store: Store) -> int:
         briefing = build_briefing(
             store,
             budget=budget,
             count=load_tokenizer(settings).count,
             protects=default_registry().protects(),
         )
-    finally:
-        store.close()
-    if args.json:
-        print(json.dumps(as_json(briefing, budget), ensure_ascii=False))
-    else:
-        print(as_text(briefing, budget))
-    return 0
+        if args.json:
+            print(json.dumps(as_json(briefing, budget), ensure_ascii=False))
+        else:
+            print(as_text(briefing, budget))
+        return 0
+
+    return with_store(settings, act)

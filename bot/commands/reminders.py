@@ -14,9 +14,9 @@ import re
 import sys
 from datetime import datetime, timedelta
 
+from bot.commands.records import local_time, with_store
 from config import load_settings
-from memory.db import NotFoundError, StoreError
-from memory.rows import ReminderRow, from_iso, parse_when, utc_now
+from memory.rows import ReminderRow, parse_when, utc_now
 from memory.store import Store
 
 HELP = "add, list and complete reminders"
@@ -60,12 +60,8 @@ def parse_at(value: str, now: datetime | None = None) -> str:
     return stamp
 
 
-def _local(stamp: str) -> str:
-    return f"{from_iso(stamp).astimezone():%Y-%m-%d %H:%M:%S}"
-
-
 def _line(r: ReminderRow) -> str:
-    return f"{r.id}  [{r.status}]  {_local(r.due)}  {r.text}"
+    return f"{r.id}  [{r.status}]  {local_time(r.due, seconds=True)}  {r.text}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,14 +74,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "add" and not args.text.strip():
         print("error: a reminder needs some text", file=sys.stderr)
         return 2
-    try:
-        store = Store.open(settings)
-    except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    try:
-        if args.action == "add":
-            assert due is not None
+
+    def act(store: Store) -> int:
+        if due is not None:
             row = store.reminders.get(store.reminders.add(args.text, due))
             assert row is not None
             print(_line(row))
@@ -100,11 +91,5 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(_line(store.reminders.done(args.id)))
         return 0
-    except (ValueError, NotFoundError) as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
-    except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
+
+    return with_store(settings, act)

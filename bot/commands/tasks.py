@@ -10,9 +10,9 @@ import argparse
 import json
 import sys
 
+from bot.commands.records import local_time, with_store
 from config import load_settings
-from memory.db import NotFoundError, StoreError
-from memory.rows import PENDING_VALUES, TaskRow, from_iso
+from memory.rows import PENDING_VALUES, TaskRow
 from memory.store import Store
 
 HELP = "add, list and complete tasks"
@@ -36,13 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     done.add_argument("id", help="task id, e.g. task-12 (or 12)")
 
 
-def _local(stamp: str) -> str:
-    return f"{from_iso(stamp).astimezone():%Y-%m-%d %H:%M}"
-
-
 def _line(t: TaskRow) -> str:
     waits = "" if t.pending == "none" else f"  waiting on {t.pending}"
-    due = f"  due {_local(t.due)}" if t.due else ""
+    due = f"  due {local_time(t.due)}" if t.due else ""
     return f"{t.id}  [{t.status}]  {t.title}{waits}{due}"
 
 
@@ -51,12 +47,8 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "add" and not args.text.strip():
         print("error: a task needs a title", file=sys.stderr)
         return 2
-    try:
-        store = Store.open(settings)
-    except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    try:
+
+    def act(store: Store) -> int:
         if args.action == "add":
             task_id = store.tasks.add(args.text, pending=args.pending, due=args.due, source="cli")
             row = store.tasks.get(task_id)
@@ -70,14 +62,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print("\n".join(_line(t) for t in rows))
         else:
-            row = store.tasks.complete(args.id)
-            print(_line(row))
+            print(_line(store.tasks.complete(args.id)))
         return 0
-    except (ValueError, NotFoundError) as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
-    except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
+
+    return with_store(settings, act)

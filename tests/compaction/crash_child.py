@@ -1,4 +1,5 @@
 """A session process for the kill -9 test: completes some turns, then streams a slow answer.
+Also the scenario's parts the in-process session tests share (`scripted_runtime`).
 
 Run as `python -m tests.compaction.crash_child N` with ANNIE_HOME set. It prints `DONE i` after
 each completed turn and `STREAMING` once the last turn's answer has started; the parent kills
@@ -16,10 +17,12 @@ from pathlib import Path
 
 from bot.events import TextDelta
 from bot.runtime import Runtime
+from compaction.summarize import INSTRUCTIONS
 from config import load_settings
 from memory.store import Store
-from models import load_tokenizer
+from models import Tokenizer, load_tokenizer
 from models.fakes import ScriptedLLM
+from testkit.sim import scripted_summary
 
 TURNS = [
     ("Hi Annie, I want to plan my sister's birthday.", "Lovely. Tell me about her."),
@@ -27,6 +30,7 @@ TURNS = [
     ("My booking reference for the venue is QX-7731.", "Noted: QX-7731."),
     ("She likes jazz and green tea.", "Jazz and green tea, got it."),
 ]
+CORRECTION = TURNS[1][0]
 LAST = "Can you draft the whole plan for the day, hour by hour?"
 SLOW_ANSWER = "Here is the plan. " + "We start in the morning and then we walk. " * 60
 
@@ -36,6 +40,19 @@ def reply(prompt: str) -> str:
         if prompt.rstrip().endswith(f"{question}<|im_end|>\n<|im_start|>assistant"):
             return answer
     return SLOW_ANSWER
+
+
+def short_answer(prompt: str) -> str:
+    # Summary calls (tier 3 on close) get checkpoint JSON; conversation turns a short answer.
+    return scripted_summary(prompt) if INSTRUCTIONS in prompt else "Okay, noted."
+
+
+def scripted_runtime(tokenizer: Tokenizer) -> tuple[Runtime, ScriptedLLM]:
+    """A runtime at a 16,384 window over the test's ANNIE_HOME, answering `short_answer`."""
+    settings = load_settings(context={"window": 16384})
+    llm = ScriptedLLM(tokenizer, short_answer, n_ctx=16384)
+    store = Store(settings.db_path)
+    return Runtime(settings, llm=llm, store=store, tokenizer=tokenizer), llm
 
 
 async def main(completed: int) -> None:

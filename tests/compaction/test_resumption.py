@@ -13,36 +13,17 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.runtime import Runtime
 from compaction.briefing import build_briefing
-from compaction.summarize import INSTRUCTIONS
-from config import load_settings
-from memory.store import Store
 from models import Tokenizer
-from models.fakes import ScriptedLLM
-from testkit.sim import scripted_summary
 
-from .crash_child import LAST, TURNS, kill_mid_turn
-
-CORRECTION = "actually my sister's name is Ana, not Anna"
-
-
-def _answer(prompt: str) -> str:
-    return scripted_summary(prompt) if INSTRUCTIONS in prompt else "Okay, noted."
-
-
-def _runtime(tokenizer: Tokenizer) -> tuple[Runtime, ScriptedLLM]:
-    settings = load_settings(context={"window": 16384})
-    llm = ScriptedLLM(tokenizer, _answer, n_ctx=16384)
-    store = Store(settings.db_path)
-    return Runtime(settings, llm=llm, store=store, tokenizer=tokenizer), llm
+from .crash_child import CORRECTION, LAST, TURNS, kill_mid_turn, scripted_runtime
 
 
 async def test_crash_then_an_empty_session_then_the_crashed_facts_are_briefed(
     annie_home: Path, tokenizer: Tokenizer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     crashed, _ = kill_mid_turn(annie_home)
-    runtime, llm = _runtime(tokenizer)
+    runtime, llm = scripted_runtime(tokenizer)
     # Open the page and close it without a word, twice: each writes a tier-3 record.
     for _ in range(2):
         empty = runtime.open_session(meta={"front_end": "voice"})
@@ -86,7 +67,7 @@ async def test_crash_then_an_empty_session_then_the_crashed_facts_are_briefed(
 async def test_three_sessions_with_content_are_briefed_newest_first_within_budget(
     tokenizer: Tokenizer,
 ) -> None:
-    runtime, _ = _runtime(tokenizer)
+    runtime, _ = scripted_runtime(tokenizer)
     said = [
         "My booking reference for the dentist is DN-4410.",
         "Remember that the plumber's invoice number is PL-2093.",

@@ -7,10 +7,6 @@ log do not depend on what the model says.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from bot.commands.chat import context_table
@@ -23,28 +19,15 @@ from models import Tokenizer
 from models.fakes import ScriptedLLM
 from testkit.sim import scripted_summary
 
-from .crash_child import LAST, TURNS
+from .crash_child import CORRECTION, LAST, TURNS, kill_mid_turn, scripted_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
-CORRECTION = "actually my sister's name is Ana, not Anna"
-
-
-def _answer(prompt: str) -> str:
-    # Summary calls (tier 3 on close) get checkpoint JSON; conversation turns a short answer.
-    return scripted_summary(prompt) if INSTRUCTIONS in prompt else "Okay, noted."
-
-
-def _runtime(tokenizer: Tokenizer) -> tuple[Runtime, ScriptedLLM]:
-    settings = load_settings(context={"window": 16384})
-    llm = ScriptedLLM(tokenizer, _answer, n_ctx=16384)
-    store = Store(settings.db_path)
-    return Runtime(settings, llm=llm, store=store, tokenizer=tokenizer), llm
 
 
 async def test_disconnect_then_new_session_briefing_has_the_checkpoint(
     tokenizer: Tokenizer,
 ) -> None:
-    runtime, llm = _runtime(tokenizer)
+    runtime, llm = scripted_runtime(tokenizer)
     task_id = runtime.store.tasks.add("Book the jazz trio", pending="user")
     first = runtime.open_session()
     for text in [
@@ -84,27 +67,8 @@ def test_kill_9_during_a_turn_loses_no_completed_turn(
     annie_home: Path, tokenizer: Tokenizer
 ) -> None:
     completed = len(TURNS)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.compaction.crash_child", str(completed)],
-        cwd=ROOT,
-        env={**os.environ, "ANNIE_HOME": str(annie_home)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    seen: list[str] = []
-    try:
-        for line in child.stdout:
-            seen.append(line.strip())
-            if line.startswith("STREAMING"):
-                child.send_signal(signal.SIGKILL)  # mid-answer: no tier-3, no clean close
-                break
-    finally:
-        child.wait(timeout=60)
-    assert child.returncode == -signal.SIGKILL, (seen, child.stderr.read() if child.stderr else "")
+    session_id, seen = kill_mid_turn(annie_home, completed)
     assert seen[-1] == "STREAMING" and f"DONE {completed}" in seen
-    session_id = seen[0].split()[1]
 
     store = Store(annie_home / "annie.db")
     users = [e.content for e in store.events.find(session_id, kinds=["user"])]
