@@ -41,6 +41,8 @@ class TurnDone(Event):
     text: str
     path: str  # "state" or "model"
     interrupted: bool = False
+    # The model failed: `text` is the apology to say, not an answer (the error event says why).
+    failed: bool = False
 
 
 @dataclass

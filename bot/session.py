@@ -206,7 +206,8 @@ class Session:
                     self.log("error", str(exc), turn_id, meta={"where": "model"})
                     self.conv.withdraw_turn(turn_no, f"turn {turn_no} failed: {exc}"[:300])
                     yield ErrorEvent(str(exc), where="model")
-                    yield TurnDone(turn_id, MODEL_FAILED, "model")
+                    spoken = getattr(exc, "spoken", MODEL_FAILED)
+                    yield TurnDone(turn_id, spoken, "model", failed=True)
             stages["total_ms"] = (time.perf_counter() - t0) * 1000
             yield self.meter()
             yield LatencyEvent(turn_id, stages)

@@ -185,7 +185,10 @@ class VoiceSession:
                 if isinstance(event, TextDelta):
                     for piece in chunker.feed(event.text):
                         utterance.add(piece)
-                elif isinstance(event, StateAnswer):
+                elif isinstance(event, StateAnswer) or (
+                    isinstance(event, TurnDone) and event.failed
+                ):
+                    # A failed model turn is said aloud too: the user is not left in silence.
                     for piece in chunker.feed(event.text + " "):
                         utterance.add(piece)
             if not active.interrupted:

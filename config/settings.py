@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -44,6 +44,12 @@ class ServerSettings(_Section):
 
 class ModelSettings(_Section):
     device: str = "auto"
+    llm_backend: Literal["local", "server"] = "local"
+    llm_url: str = ""
+    llm_key: str = ""
+    llm_model: str = ""
+    llm_template: str = ""
+    llm_timeout_s: float = 60.0
     llm_path: str = ""
     llm_repo: str = "unsloth/Qwen3.5-9B-GGUF"
     llm_file: str = "Qwen3.5-9B-Q4_K_M.gguf"

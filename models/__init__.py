@@ -18,6 +18,7 @@ from models.base import (
     CallStats,
     Embedder,
     ModelError,
+    ModelUnavailable,
     ParsedOutput,
     Resolved,
     Segment,
@@ -42,6 +43,7 @@ __all__ = [
     "CallStats",
     "Embedder",
     "ModelError",
+    "ModelUnavailable",
     "ParsedOutput",
     "Resolved",
     "Segment",
@@ -70,7 +72,13 @@ def load_embedder(settings: Settings) -> Embedder:
 
 
 def load_llm(settings: Settings, n_ctx: int | None = None) -> LLM:
-    """The chat model at `n_ctx` tokens (default: `settings.context.window`)."""
+    """The chat model at `n_ctx` tokens (default: `settings.context.window`): in this process,
+    or on the serving engine at `models.llm_url` when `models.llm_backend` is "server"."""
+    if settings.models.llm_backend == "server":
+        from models.served import ServedLLM
+        from models.tokenizer import local_vocabulary
+
+        return ServedLLM(settings, n_ctx=n_ctx, local=local_vocabulary(settings))
     from models.llm import LlamaLLM
 
     return LlamaLLM(resolve("llm", settings), settings, n_ctx=n_ctx)

@@ -27,6 +27,16 @@ class ModelError(RuntimeError):
     """A model could not be found, loaded or run; the message names the file and the fix."""
 
 
+class ModelUnavailable(ModelError):
+    """The model's server is down, too slow, or failing: nothing is wrong with the turn, which
+    can be asked again as it is. `spoken` is what the voice says instead of an answer."""
+
+    spoken = (
+        "I can't reach my language model right now. I've kept what you said; "
+        "please ask again in a moment."
+    )
+
+
 @dataclass(frozen=True)
 class Resolved:
     """Which file a role will use, and why the resolver chose it."""
@@ -50,6 +60,9 @@ class CallStats:
     total_s: float = 0.0
     cancelled: bool = False
     full_reprefill: bool = False
+    # False when the engine did not say what it reused (a server that reports no cache
+    # figures): reused and evaluated are then unknown, not zero.
+    cache_reported: bool = True
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,17 @@ class LLM(ABC):
 
     n_ctx: int
     path: Path
+    backend: str = "local"
+
+    @property
+    def max_parallel(self) -> int | None:
+        """Calls the engine runs at once; None when it does not say. In-process: one."""
+        return 1
+
+    @property
+    def label(self) -> str:
+        """The model as a person would name it in a status line."""
+        return self.path.name
 
     @abstractmethod
     def tokenize(self, text: str) -> list[int]:

@@ -19,12 +19,12 @@ from models.base import CallStats, ModelError, Tokenizer
 from models.chat_template import ChatTemplate
 from models.llm_cache import PromptCache
 from models.streaming import Push, StopMatcher
-from models.templated import TemplatedLLM
+from models.templated import ThreadedLLM
 
 Script = Sequence[str] | Callable[[str], str]
 
 
-class ScriptedLLM(TemplatedLLM):
+class ScriptedLLM(ThreadedLLM):
     """Replies from a script: a list played in order, or a function of the prompt."""
 
     def __init__(

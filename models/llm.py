@@ -27,7 +27,7 @@ from models.chat_template import ChatTemplate
 from models.llm_cache import Plan, PromptCache
 from models.resolver import detect_device
 from models.streaming import Push, StopMatcher, call_in_thread
-from models.templated import TemplatedLLM
+from models.templated import ThreadedLLM
 from models.tokenizer import StderrLog, gguf_token_text, quiet_stderr, set_verbose
 
 
@@ -44,7 +44,7 @@ class _State:
     logits: npt.NDArray[np.float32]
 
 
-class LlamaLLM(TemplatedLLM):
+class LlamaLLM(ThreadedLLM):
     """A GGUF chat model: own template, exact tokenizer, cancellable streaming."""
 
     def __init__(self, resolved: Resolved, settings: Settings, n_ctx: int | None = None) -> None:

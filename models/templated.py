@@ -1,7 +1,9 @@
-"""What every chat model here shares: its template, tool-call parsing, stats and cache size.
+"""What every chat model here shares: its template and tool-call parsing; and what the
+in-process ones share on top: one worker thread, a FIFO queue, stats and cache size.
 
-The llama.cpp adapter and the scripted model differ only in how tokens are produced; the
-prompt they see, the calls they parse and the figures they report come from this one base.
+The llama.cpp adapter, the scripted model and the served model differ only in how tokens are
+produced; the prompt they see and the calls they parse come from `TemplatedLLM`. The two
+in-process engines also share `ThreadedLLM`: calls queue on one lock and run on one thread.
 """
 
 from __future__ import annotations
@@ -23,17 +25,42 @@ from models.toolcalls import parse_output
 
 
 class TemplatedLLM(LLM):
-    """An LLM that renders with a `ChatTemplate` and plans reuse with a `PromptCache`."""
+    """An LLM that renders with its own `ChatTemplate` and parses calls in its dialect."""
 
     template: ChatTemplate
+
+    def _init_template(self) -> None:
+        self._ids = (f"call_{n}" for n in itertools.count(1))
+        self._ids_lock = threading.Lock()
+
+    def render(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str:
+        return self.template.render(messages, tools, add_generation_prompt)
+
+    def parse(self, text: str) -> ParsedOutput:
+        with self._ids_lock:
+            return parse_output(text, self._ids)
+
+    @property
+    def tool_dialect(self) -> ToolDialect:
+        return self.template.dialect
+
+
+class ThreadedLLM(TemplatedLLM):
+    """An in-process model: one worker thread, calls served first come first served, and
+    reuse planned with a `PromptCache`."""
+
     _cache: PromptCache
     _executor: ThreadPoolExecutor
 
     def _init_shared(self) -> None:
+        self._init_template()
         self._locks = LoopLocks()
         self._stats = CallStats()
-        self._ids = (f"call_{n}" for n in itertools.count(1))
-        self._ids_lock = threading.Lock()
 
     @abstractmethod
     def _generate(
@@ -78,22 +105,6 @@ class TemplatedLLM(LLM):
 
         result: CallStats = await call_in_thread(self._executor, self._locks.get(), run)
         return result
-
-    def render(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]] | None = None,
-        add_generation_prompt: bool = True,
-    ) -> str:
-        return self.template.render(messages, tools, add_generation_prompt)
-
-    def parse(self, text: str) -> ParsedOutput:
-        with self._ids_lock:
-            return parse_output(text, self._ids)
-
-    @property
-    def tool_dialect(self) -> ToolDialect:
-        return self.template.dialect
 
     @property
     def last_stats(self) -> CallStats:

@@ -148,3 +148,14 @@ def load_tokenizer(settings: Settings) -> Tokenizer:
     except ModelError:
         return TiktokenTokenizer()
     return GGUFTokenizer(resolved.path)
+
+
+def local_vocabulary(settings: Settings) -> Tokenizer | None:
+    """The LLM's vocabulary from a GGUF already on this machine, never downloaded: a served
+    model's counts can then stay local (once they agree with the server's)."""
+    offline = settings.model_copy(deep=True)
+    offline.models.allow_download = False
+    try:
+        return GGUFTokenizer(resolve("llm", offline).path)
+    except ModelError:
+        return None

@@ -12,6 +12,7 @@ import pytest
 from config import Settings, load_settings
 from memory.store import Store
 from models import LLM, STT, TTS, VAD, Embedder, Tokenizer
+from testkit.llama_server import LlamaCppServer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -102,6 +103,46 @@ def qwen35_llm(qwen35_settings: Settings) -> LLM:
     # The generated tokenizer spends about one token per character, so the real system
     # prompt needs a larger window than on SmolLM2; the tiny model's KV cache is cheap.
     return load_llm(qwen35_settings, n_ctx=16384)
+
+
+@pytest.fixture(scope="session")
+def served_smollm2(model_settings: Settings) -> Iterator[LlamaCppServer]:
+    """llama-cpp-python's server on the shipped SmolLM2, in a child process."""
+    from models import resolve
+
+    with LlamaCppServer(resolve("llm", model_settings).path, n_ctx=4096) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def served_qwen35(qwen35_path: Path) -> Iterator[LlamaCppServer]:
+    """llama-cpp-python's server on the generated Qwen3.5 model."""
+    with LlamaCppServer(qwen35_path, n_ctx=16384) as server:
+        yield server
+
+
+def served_settings(server: LlamaCppServer, home: Path, window: int, **models: object) -> Settings:
+    """Settings whose LLM is `server`, with its GGUF named for the template and vocabulary."""
+    return load_settings(
+        environ={"ANNIE_HOME": str(home), "HF_HUB_OFFLINE": "1"},
+        models={
+            "llm_backend": "server",
+            "llm_url": server.url,
+            "llm_path": str(server.model),
+            **models,
+        },
+        context={"window": window},
+    )
+
+
+@pytest.fixture(scope="session", params=["smollm2", "qwen35"])
+def served_llm(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> LLM:
+    """The chat model through a serving engine, once per family (as `any_llm` in process)."""
+    from models import load_llm
+
+    server: LlamaCppServer = request.getfixturevalue(f"served_{request.param}")
+    home = tmp_path_factory.mktemp(f"served-{request.param}")
+    return load_llm(served_settings(server, home, server.n_ctx))
 
 
 @pytest.fixture(params=["smollm2", "qwen35"])

@@ -139,7 +139,7 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
         await runner.cleanup()
         await runtime.close()
         store.close()
-    return _summarize(args, got, load_s, time.perf_counter() - t_run, llm.path.name)
+    return _summarize(args, got, load_s, time.perf_counter() - t_run, llm.label)
 
 
 async def _wait_turn(client: Any, voice: Any, before: int, timeout: float) -> Any:

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print("no embedding model: recall is off and search_memory is lexical only")
     else:
         runtime.intents.warm()  # the state path's examples, embedded before the first turn
-    print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.path.name})")
+    print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.label})")
 
     app = runtime_app(settings, engines, runtime)
 

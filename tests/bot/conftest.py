@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bot.events import Event
+from bot.events import Event, TextDelta
 from bot.runtime import Runtime
 from bot.session import Session
 from bot.tools.base import Tool
@@ -60,3 +60,18 @@ async def collect(
         if on is not None:
             on(event)
     return events
+
+
+def after_deltas(
+    n: int, action: Callable[[list[str]], None]
+) -> tuple[list[str], Callable[[Event], None]]:
+    """An `on` callback for `collect` that runs `action(texts so far)` at the n-th text delta."""
+    texts: list[str] = []
+
+    def on(event: Event) -> None:
+        if isinstance(event, TextDelta):
+            texts.append(event.text)
+            if len(texts) == n:
+                action(texts)
+
+    return texts, on
