@@ -6,7 +6,8 @@ answers with the server's SDP (ICE gathered in full, since aiortc does not trick
 connections and sessions live on the application object and all close on shutdown.
 Hardening: a body-size cap, a cap on concurrent sessions (503 past it), JSON reasons for
 every refusal (400 for malformed JSON or SDP), and a token that is required whenever the
-server listens beyond loopback.
+server listens beyond loopback. The session cap is `server.max_sessions`; with the chat model
+on a serving engine that says how many requests it runs at once, it is also at most that.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from bot.knowledge import Panels, snapshot_route
 from bot.voice_session import MetricsSink, TurnSession, VoiceSession
 from config import ConfigError, Settings
 from memory.approvals import Approvals
-from models.base import STT, TTS, VAD
+from models.base import LLM, STT, TTS, VAD
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
@@ -119,6 +120,25 @@ class ServerState:
     pending: int = 0  # offers being processed (they count against max_sessions)
     closing: bool = False
     on_voice_session: list[Callable[[VoiceSession], None]] = field(default_factory=list)
+    # The chat model once loaded (None before): a serving engine's slots cap the sessions.
+    loaded_llm: Callable[[], LLM | None] = lambda: None
+
+    @property
+    def max_sessions(self) -> int:
+        return session_limit(self.settings, self.loaded_llm())
+
+
+def session_limit(settings: Settings, llm: LLM | None) -> int:
+    """Sessions open at once. A local model queues calls, so config stands; a serving engine
+    runs turns at once up to its slots (more would wait inside it mid-turn), so the smaller of
+    the two. An engine that does not say (vLLM, llama-cpp-python's server) leaves config."""
+    slots = engine_slots(llm)
+    return min(settings.server.max_sessions, slots or settings.server.max_sessions)
+
+
+def engine_slots(llm: LLM | None) -> int | None:
+    """Requests a serving engine runs at once, where it says; None for a local model."""
+    return llm.max_parallel if llm is not None and llm.backend == "server" else None
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("annie_state", ServerState)
@@ -184,7 +204,9 @@ async def healthz(request: web.Request) -> web.Response:
         {
             "ok": not state.closing,
             "sessions": len(state.connections),
-            "max_sessions": state.settings.server.max_sessions,
+            "max_sessions": state.max_sessions,
+            "backend": state.settings.models.llm_backend,
+            "engine_slots": engine_slots(state.loaded_llm()),
         }
     )
 
@@ -227,10 +249,9 @@ async def offer(request: web.Request) -> web.Response:
     body = await _read_offer(request, settings.server.max_body_bytes)
     if state.closing:
         return _reason(503, "the server is shutting down")
-    if len(state.connections) + state.pending >= settings.server.max_sessions:
-        return _reason(
-            503, f"too many open sessions ({settings.server.max_sessions}); close one and retry"
-        )
+    limit = state.max_sessions
+    if len(state.connections) + state.pending >= limit:
+        return _reason(503, f"too many open sessions ({limit}); close one and retry")
     state.pending += 1
     try:
         return await _connect(state, body)
@@ -351,6 +372,8 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
         approvals=runtime.store.approvals,
     )
     app[STATE].on_voice_session.append(Panels(runtime.store, runtime.settings, runtime.registry))
+    # Never loads the model itself: `serve` loads it before listening; until then, config.
+    app[STATE].loaded_llm = lambda: runtime.llm if runtime.has_llm else None
     _schedule_reminders(app, runtime)
     token = settings.server.token
     app.router.add_get(

@@ -385,6 +385,7 @@ class Ledger:
             generated_tokens=stats.generated_tokens,
             full_reprefill=stats.full_reprefill,
             prefill_s=stats.prefill_s,
+            cache_reported=stats.cache_reported,
         )
         self.calls.append(rec)
         return rec

@@ -76,3 +76,6 @@ class CallRecord:
     full_reprefill: bool
     prefill_s: float
     at: float = field(default_factory=time.time)
+    # False when the engine gave no cache figures (a served model's engine may not): reused
+    # and evaluated are then unknown, and are shown as such, never as 0.
+    cache_reported: bool = True

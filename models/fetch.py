@@ -3,7 +3,10 @@
 start.sh runs it as its own step on the first run, so a multi-gigabyte download happens there,
 with its progress bar, estimate and timing, instead of inside the first `serve`. One line per
 role says which file and why. A download that was wanted and failed exits 1 with the reason
-(the resolver would otherwise quietly fall back to the small packaged model).
+(the resolver would otherwise quietly fall back to the small packaged model). With the chat
+model on a serving engine (`models.llm_backend = "server"`) the LLM is not fetched at all: the
+engine holds the weights, and the template and vocabulary come from it, from
+`models.llm_template`, or from a GGUF already on this machine.
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ def main() -> int:
     settings = load_settings()
     failed = False
     for role in FETCHED:
+        if role == "llm" and settings.models.llm_backend == "server":
+            print(
+                f"    llm: served by {settings.models.llm_url or '(models.llm_url not set)'} "
+                '(models.llm_backend = "server"): no download'
+            )
+            continue
         try:
             got = resolve(role, settings)
         except ModelError as exc:

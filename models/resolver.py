@@ -241,6 +241,9 @@ def resolve(role: str, settings: Settings) -> Resolved:
             notes.append("no GPU, so the small packaged model")
         elif not settings.models.allow_download:
             notes.append("download disabled (models.allow_download = false)")
+        elif role == "llm" and settings.models.llm_backend == "server":
+            # The model runs on the server; a local copy would only be a vocabulary.
+            notes.append('no download: the model is served (models.llm_backend = "server")')
         elif not _hub_reachable_allowed():
             notes.append("download skipped (HF_HUB_OFFLINE is set)")
         else:

@@ -100,9 +100,11 @@ class ServedLLM(TemplatedLLM):
                 "--max-model-len, llama_cpp.server --n_ctx), or lower context.window"
             )
         self.n_ctx = window
-        self.template = self._template(local)
-        self._init_template()
+        # A local vocabulary that tokenizes differently is another model (the packaged
+        # fallback, say): neither its counts nor its template may stand in for the server's.
         self._local = local if local is not None and self._agrees(local) else None
+        self.template = self._template(self._local)
+        self._init_template()
         self._counts: OrderedDict[str, list[int]] = OrderedDict()
         self._stats: contextvars.ContextVar[CallStats | None] = contextvars.ContextVar(
             f"served_stats_{id(self)}", default=None
@@ -145,10 +147,11 @@ class ServedLLM(TemplatedLLM):
                 name=f"the chat template of {local.name}",
             )
         raise ModelError(
-            f"the model server at {self.url} ({info.kind}) does not offer its chat template, and "
-            "none is configured. Fix: set models.llm_template to the model's template (a .jinja "
-            "file, its tokenizer_config.json, or a GGUF of the same model), or models.llm_path "
-            "to a GGUF of the same model"
+            f"the model server at {self.url} ({info.kind}) does not offer its chat template, "
+            "and none is configured (no local GGUF with the same vocabulary was found). Fix: "
+            "set models.llm_template to the model's template (a .jinja file, its "
+            "tokenizer_config.json, or a GGUF of the same model), or models.llm_path to a GGUF "
+            "of the same model"
         )
 
     def _agrees(self, local: Tokenizer) -> bool:

@@ -65,7 +65,7 @@ def render(plan: dict[str, Any], out: TextIO) -> None:
         say("budget", budget_lines(budget)[0])
         for line in budget_lines(budget)[1:]:
             say("", line)
-    else:
+    elif llm["source"] != "server":  # a served model's checkpoints are the engine's affair
         say("checkpoints", f"{llm['checkpoints']} kept in host memory")
     disk = plan["disk"]
     say(

@@ -5,7 +5,9 @@ wheel index), so every card can be planned for in a test. It decides the device,
 llama-cpp-python gets CUDA (built from source where `nvcc` exists, else a published prebuilt
 wheel the machine can reach, else the CPU build with a sentence saying what to install), the
 PyTorch build, the LLM and window from the card table with the memory budget checked, the
-downloads against free disk, and the settings `start.sh` exports for the runtime.
+downloads against free disk, and the settings `start.sh` exports for the runtime. A chat model
+on a serving engine (`models.llm_backend = "server"`) is neither chosen, budgeted nor
+downloaded here: the engine holds it; the card, if any, still runs Whisper.
 """
 
 from __future__ import annotations
@@ -180,24 +182,42 @@ def _card_models(llm: dict[str, Any], s: Layered) -> tuple[list[dict[str, Any]],
     need = 0 if local.is_file() else int(llm["bytes"] or 0)
     label = f"Qwen3.5-{llm['size']} {llm['quant']}" if llm["size"] else llm["file"]
     where = "present" if local.is_file() else f"download from {llm['repo']}"
-    models = [{"role": "llm", "what": label, "bytes": llm["bytes"], "source": where}]
+    stt, stt_bytes = _card_stt(s)
+    model = {"role": "llm", "what": label, "bytes": llm["bytes"], "source": where}
+    return [model, stt], need + stt_bytes
+
+
+def _card_stt(s: Layered) -> tuple[dict[str, Any], int]:
+    """Whisper for a GPU set-up, and the bytes to fetch (none when present)."""
     stt_dir = s.home / "models" / "stt" / str(s.get("models.stt_model"))
     have_stt = (stt_dir / "model.bin").is_file() or bool(s.get("models.stt_path"))
-    models.append(
-        {
-            "role": "stt",
-            "what": f"faster-whisper {s.get('models.stt_model')}, float16",
-            "bytes": STT_DOWNLOAD,
-            "source": "present" if have_stt else "download (size estimated)",
-        }
-    )
-    return models, need + (0 if have_stt else STT_DOWNLOAD)
+    stt = {
+        "role": "stt",
+        "what": f"faster-whisper {s.get('models.stt_model')}, float16",
+        "bytes": STT_DOWNLOAD,
+        "source": "present" if have_stt else "download (size estimated)",
+    }
+    return stt, 0 if have_stt else STT_DOWNLOAD
 
 
-def _packaged_models(s: Layered) -> list[dict[str, Any]]:
+def _served(s: Layered, device: str) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """The plan's LLM when a serving engine runs it: nothing to choose, budget or download."""
+    url = str(s.get("models.llm_url")) or "models.llm_url (not set)"
+    llm: dict[str, Any] = {"source": "server", "url": url, "size": None, "quant": None}
+    llm.update(repo=None, file=None, bytes=None, window=int(s.get("context.window")))
+    llm.update(window_source="config", checkpoints=int(s.get("models.llm_checkpoints")))
+    what = f"served at {url} (models.llm_backend = server)"
+    models = [{"role": "llm", "what": what, "bytes": None, "source": "no download"}]
+    if device == "cuda":
+        stt, need = _card_stt(s)
+        return llm, [*models, stt], need
+    return llm, [*models, *_packaged_models(s, ("stt",))], 0
+
+
+def _packaged_models(s: Layered, roles: tuple[str, ...] = ("llm", "stt")) -> list[dict[str, Any]]:
     """A CPU set-up: the small models PyPI packages ship, or the paths config names."""
     out = []
-    for role in ("llm", "stt"):
+    for role in roles:
         path = s.get(f"models.{role}_path")
         what = f"{path} (models.{role}_path)" if path else PACKAGED[role]
         out.append({"role": role, "what": what, "bytes": None, "source": "no download"})
@@ -212,7 +232,8 @@ def make_plan(m: Machine, s: Layered, read_index: IndexReader) -> dict[str, Any]
     if card is not None and len(m.gpus.cards) > 1:
         messages.append(f"{len(m.gpus.cards)} cards: planned for the one with most free memory.")
     llm: dict[str, Any] | None = None
-    if device == "cuda" and card is not None:
+    served = str(s.get("models.llm_backend")) == "server"
+    if device == "cuda" and card is not None and not served:
         llm = choose_llm(m, s, card)
         if llm is None:
             smallest = min(float(r["min_free_gib"]) for r in s.get("gpu.tiers"))
@@ -237,7 +258,14 @@ def make_plan(m: Machine, s: Layered, read_index: IndexReader) -> dict[str, Any]
             )
 
     budget: Budget | None = None
-    if llm is not None:
+    if served:
+        llm, models, downloads = _served(s, device)
+        messages.append(
+            f"The chat model runs on the serving engine at {llm['url']}, so no LLM is "
+            "downloaded: its template and vocabulary come from the server, "
+            "models.llm_template, or a GGUF already on this machine."
+        )
+    elif llm is not None:
         budget = _settle_llm(llm, s, settings, messages)
         models, downloads = _card_models(llm, s)
     else:

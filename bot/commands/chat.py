@@ -28,6 +28,7 @@ from config import load_settings
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
+    from context.usage import CallRecord
 
 HELP = "talk with Annie in the terminal (/context, /manifest, /quit)"
 SEED_FIXED_OVERHEAD = 3425
@@ -68,11 +69,9 @@ def context_table(session: object) -> str:
     if session.ledger.calls:
         lines.append("model calls (prompt / reused from cache / newly evaluated / generated):")
         for c in session.ledger.calls[-8:]:
-            lines.append(
-                f"  turn {c.turn} {c.label:<8} {c.prompt_tokens:>6,} {c.reused_tokens:>6,} "
-                f"{c.evaluated_tokens:>6,} {c.generated_tokens:>5,}"
-                + ("  full re-prefill" if c.full_reprefill and c.reused_tokens == 0 else "")
-            )
+            lines.append(call_line(c))
+        if any(not c.cache_reported for c in session.ledger.calls[-8:]):
+            lines.append("  ? the engine does not report what it reused: unknown, not 0")
     if not session.compactions:
         lines.append("compaction events: none yet")
     else:
@@ -84,6 +83,19 @@ def context_table(session: object) -> str:
                 f"re-prefill {e.reprefill_tokens:,}, {e.duration_ms:.0f} ms {e.detail}".rstrip()
             )
     return "\n".join(lines)
+
+
+def call_line(c: CallRecord) -> str:
+    """One model call's row; reused and evaluated are "?" when the engine did not say."""
+    if c.cache_reported:
+        reused, evaluated = f"{c.reused_tokens:>6,}", f"{c.evaluated_tokens:>6,}"
+    else:
+        reused = evaluated = f"{'?':>6}"
+    known_full = c.cache_reported and c.full_reprefill and c.reused_tokens == 0
+    return (
+        f"  turn {c.turn} {c.label:<8} {c.prompt_tokens:>6,} {reused} {evaluated} "
+        f"{c.generated_tokens:>5,}" + ("  full re-prefill" if known_full else "")
+    )
 
 
 def show(event: Event, out: TextIO) -> None:

@@ -3,8 +3,10 @@
 For each role it shows the file, its size, why it was chosen, and the result of a short real
 run of the engine (about a second each), timed; for the LLM also what it costs in memory at
 the configured window (KV cache, recurrent state, turn checkpoints; `models.footprint`), read
-from the GGUF header. The exit status is 0 only when every role works, so the command doubles
-as a health check after an install.
+from the GGUF header. With `models.llm_backend = "server"` the LLM's entry checks the serving
+engine instead (`doctor_server`): reachable, model, context, tokenizer, slots, cache figures.
+The exit status is 0 only when every role works, so the command doubles as a health check
+after an install.
 """
 
 from __future__ import annotations
@@ -226,6 +228,11 @@ SMOKE: dict[str, Callable[[Settings], dict[str, Any]]] = {
 
 def check_role(role: str, settings: Settings) -> dict[str, Any]:
     """Resolve one role and run its smoke test; never raises."""
+    if role == "llm" and settings.models.llm_backend == "server":
+        from bot.commands.doctor_server import check_server
+
+        # Nothing to resolve (resolving could download a GGUF) and no memory to estimate here.
+        return check_server(settings)
     entry: dict[str, Any] = {"path": None, "ok": False}
     try:
         resolved = resolve(role, settings)
@@ -266,6 +273,13 @@ def print_text(data: dict[str, Any]) -> None:
         entry = data[role]
         mark = "ok  " if entry["ok"] else "FAIL"
         print(f"\n[{mark}] {role}")
+        if entry.get("backend") == "server":
+            from bot.commands.doctor_server import print_server
+
+            print_server(entry)
+            if entry.get("error"):
+                print(f"  error:  {entry['error']}")
+            continue
         if entry.get("path"):
             print(f"  file:   {entry['path']} ({format_bytes(int(entry.get('size', 0)))})")
             print(f"  chosen: {entry.get('reason', '')}")

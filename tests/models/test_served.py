@@ -194,3 +194,22 @@ def test_engine_figures_are_read_where_each_engine_puts_them() -> None:
     )
     assert body["stream_options"] == {"include_usage": True}
     assert body["structured_outputs"] == {"grammar": 'root ::= "a"'}
+
+
+def test_another_models_vocabulary_never_stands_in_for_the_served_one(
+    served_qwen35: LlamaCppServer, tmp_path: Path
+) -> None:
+    from config import load_settings
+
+    # No GGUF named: the local vocabulary found is the packaged SmolLM2, not the served model.
+    bare = {"llm_backend": "server", "llm_url": served_qwen35.url}
+    with pytest.raises(ModelError, match="does not offer its chat template"):
+        load_llm(load_settings(models=bare, context={"window": 4096}))
+    named = load_settings(
+        models={**bare, "llm_template": str(served_qwen35.model)}, context={"window": 4096}
+    )
+    llm = served(load_llm(named))
+    assert not llm.counts_locally  # counted by the server's own tokenizer
+    assert llm.tool_dialect == "xml"
+    prompt = llm.render([{"role": "user", "content": "Hi there."}])
+    assert llm.count(prompt) == len(llm.server_tokenize(prompt))
