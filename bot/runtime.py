@@ -136,9 +136,11 @@ class Runtime:
         return window
 
     def codec(self) -> Any:
-        """What the ledger counts with: the LLM when loaded, else the vocab-only tokenizer."""
-        if self._llm is not None:
-            return self._llm
+        """What the ledger counts with: the LLM when loaded, else the vocab-only tokenizer.
+        A served model is reached instead (a probe, not a load): a local GGUF may be another
+        model's vocabulary, and the served one decides which counts are exact."""
+        if self._llm is not None or self.settings.models.llm_backend == "server":
+            return self.llm
         if self._tokenizer is None:
             from models import load_tokenizer
 

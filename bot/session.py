@@ -40,7 +40,7 @@ from context.assembler import (
     ContextOverflowError,
     Request,
 )
-from context.conversation import Conversation, Item
+from context.conversation import Conversation, Item, neutralize
 from context.envelope import Manifest
 from context.ledger import Ledger, Usage
 from memory.db import StoreError
@@ -176,7 +176,10 @@ class Session:
                 reminder_command(text, self.runtime.store, self.id) if not tool_choice else None
             )
             if answered is None and use_state and self.resolver:
-                answered = self.resolver.resolve(text, session_id=self.id)
+                # In a worker thread: an embedded question costs ~10 ms of encoder time, and
+                # a "yes" runs the approved tool to its end (a web fetch, seconds). Other
+                # sessions' audio and turns go on meanwhile. The store is shared under its lock.
+                answered = await asyncio.to_thread(self.resolver.resolve, text, session_id=self.id)
             stages["state_ms"] = (time.perf_counter() - t0) * 1000
             path = "state" if answered is not None else "model"
             if answered is not None:
@@ -188,7 +191,15 @@ class Session:
                     role="assistant",
                     meta={"intent": answered.intent, "sources": answered.sources},
                 )
-                item = Item(answer_id, "assistant", "assistant", answered.text, turn=self.conv.turn)
+                # The answer may carry outside text (an approved fetch's page): it must never
+                # render as the template's own markers, such as a forged user turn.
+                item = Item(
+                    answer_id,
+                    "assistant",
+                    "assistant",
+                    neutralize(answered.text),
+                    turn=self.conv.turn,
+                )
                 item.reason = f"state answer ({answered.intent})"
                 item.meta["path"] = "state"
                 self.conv.append(item)

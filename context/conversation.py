@@ -40,13 +40,18 @@ INTERRUPTED_MARK = " [interrupted: the user spoke over this]"
 # Special-token spellings in outside text (web pages, user paste) would be parsed as real
 # control tokens by the tokenizer; a word joiner keeps them as plain text.
 _SPECIAL = re.compile(r"<\|([A-Za-z0-9_]+)\|>")
+# Qwen's tool and thinking tags are tokens of their own in its vocabulary: a page holding
+# "</tool_response>" would otherwise close the block its text was put in.
+_TAGS = re.compile(r"<(/?)(tool_call|tool_response|think|function|parameter)\b")
 
 
 def neutralize(text: str) -> str:
-    """Outside text made safe to render: `<|im_start|>` becomes plain characters."""
-    if "<|" not in text:
+    """Outside text made safe to render: `<|im_start|>` and Qwen's tags become plain
+    characters (a word joiner after `<`), so they tokenize as text, never as markers."""
+    if "<" not in text:
         return text
-    return _SPECIAL.sub("<\u2060|\\1|\u2060>", text)
+    text = _SPECIAL.sub("<\u2060|\\1|\u2060>", text)
+    return _TAGS.sub("<\u2060\\1\\2", text)
 
 
 def cleared_placeholder(item_id: str, tokens: int = 0) -> str:

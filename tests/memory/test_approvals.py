@@ -4,10 +4,8 @@ that resolves only the approval of the conversation that asked."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ from context.snapshot import work_index_snapshot
 from context.state import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResolver
 from memory.approvals import POLICY, confirmation, needs_approval, policy_sentence, render
 from memory.store import Store
+from testkit.local_http import serve_page
 
 NAMES = [
     "save_note",
@@ -220,31 +219,11 @@ def test_without_a_way_to_act_yes_keeps_the_approval_waiting(
 @pytest.fixture
 def search_service() -> Iterator[tuple[str, list[str]]]:
     """A search endpoint on this machine that records every query it is sent."""
-    queries: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            queries.append(self.path)
-            body = json.dumps(
-                {"results": [{"title": "Gate codes", "url": "https://x.test/", "content": "c"}]}
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/search", queries
-    finally:
-        server.shutdown()
-        thread.join()
+    body = json.dumps(
+        {"results": [{"title": "Gate codes", "url": "https://x.test/", "content": "c"}]}
+    ).encode()
+    with serve_page("/search", body, "application/json") as served:
+        yield served
 
 
 async def test_a_web_search_leaves_the_machine_only_after_yes(
