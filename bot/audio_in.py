@@ -5,7 +5,8 @@ never pile up inside aiortc's unbounded receive queue. The processor cuts 16 kHz
 the VAD's 512-sample frames and hands each frame with its speech probability to a callback
 (endpointing and barge-in). If processing ever falls more than `max_backlog_ms` behind, the
 oldest audio is dropped and counted rather than queued without bound: late audio is worth
-less than a responsive endpoint.
+less than a responsive endpoint. A change of sample rate or channel layout mid-stream
+starts a fresh resampler instead of ending the input.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class AudioInput:
                 self.stats.frames_received += 1
                 if not isinstance(frame, av.AudioFrame):
                     continue
-                pcm = self._resampler.convert(frame)
+                pcm = self._convert(frame)
                 if pcm.size:
                     self._pending.append(pcm)
                     self._pending_samples += pcm.size
@@ -98,6 +99,21 @@ class AudioInput:
         finally:
             self._pending.append(np.zeros(0, dtype=np.float32))  # end marker
             self._wake.set()
+
+    def _convert(self, frame: av.AudioFrame) -> Pcm:
+        try:
+            return self._resampler.convert(frame)
+        except ValueError:
+            # The sender changed rate or channel layout mid-stream (a renegotiated codec, a
+            # swapped device); a resampler is fixed to the first format it sees, so start a
+            # new one rather than let the microphone go deaf for the rest of the session.
+            log.info(
+                "incoming audio changed to %d Hz, %s; resampling afresh",
+                frame.sample_rate,
+                frame.layout.name,
+            )
+            self._resampler = InputResampler(SAMPLE_RATE)
+            return self._resampler.convert(frame)
 
     def _drop_backlog(self) -> None:
         dropped = 0

@@ -8,11 +8,23 @@ that yes or no as typed text, through the same turn and the same resolution code
 answer to an approval that is no longer the one waiting is refused, so a stale button can
 never confirm something else. Other message types go to the handler a feature registered
 for them in `handlers` (the knowledge panel's actions, `bot.knowledge`).
+
+Whatever the page (or anything posing as it) sends is bounded. A message over
+`MAX_MESSAGE_CHARS` or typed text over `MAX_TEXT_CHARS` is refused unread; binary and
+malformed messages get an error event naming what was wrong. "Stop speaking" acts at once;
+everything else waits its turn in a queue of at most `MAX_QUEUED`, handled one at a time.
+When messages come faster than that (each typed text interrupts the turn before it), the
+oldest waiting one is dropped, so the newest is what gets answered, and the page gets one
+error event per burst. Events for a page whose channel is not open yet are held up to
+`MAX_HELD`, the oldest dropped first.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -21,7 +33,17 @@ from bot.voice_types import Channel
 from memory.approvals import Approvals, describe
 from memory.rows import ApprovalRow
 
+log = logging.getLogger(__name__)
+
 WHERE = "data channel"
+# The page's text box holds 4,000 characters; a typed message longer than that is not one.
+MAX_TEXT_CHARS = 4000
+# Any message, JSON and all; checked before parsing, so a 200 KB message costs nothing.
+MAX_MESSAGE_CHARS = 16384
+# Messages waiting to be handled (the one being handled not counted).
+MAX_QUEUED = 8
+# Events held for a channel that is not open yet.
+MAX_HELD = 1000
 
 
 class PageChannel:
@@ -47,6 +69,10 @@ class PageChannel:
         self._channel: Channel | None = None
         self._outbox: list[str] = []
         self._shown: str | None = None  # the approval id the page shows ("" none)
+        self._queue: deque[dict[str, Any]] = deque()
+        self._draining = False
+        self._flooded = False  # an error for the current burst of dropped messages was sent
+        self.dropped = 0  # messages dropped because they came faster than they were handled
 
     def attach(self, channel: Any, spawn: Callable[[Awaitable[None]], object]) -> None:
         self._channel = channel
@@ -57,10 +83,53 @@ class PageChannel:
 
         @channel.on("message")
         def _message(message: object) -> None:
-            if isinstance(message, str):
-                spawn(self.handle(message))
+            self.receive(message, spawn)
 
         self._flush()
+
+    def receive(self, message: object, spawn: Callable[[Awaitable[None]], object]) -> None:
+        """One message off the channel: refuse what is malformed, queue the rest (bounded)."""
+        if not isinstance(message, str):
+            self.send(ErrorEvent("binary messages are not accepted; send JSON text", where=WHERE))
+            return
+        parsed = self.parse(message)
+        if parsed is None:
+            return
+        if parsed["type"] == "interrupt":
+            self.on_interrupt("button")  # never behind a queue: stopping is urgent
+            return
+        if len(self._queue) >= MAX_QUEUED:
+            self._queue.popleft()
+            self.dropped += 1
+            if not self._flooded:
+                self._flooded = True
+                self.send(
+                    ErrorEvent(
+                        "messages are arriving faster than Annie can handle them; older "
+                        "ones were dropped (wait for the answer before sending more)",
+                        where=WHERE,
+                    )
+                )
+        self._queue.append(parsed)
+        if not self._draining:
+            self._draining = True
+            spawn(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                message = self._queue.popleft()
+                try:
+                    await self.dispatch(message)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    # A message no check foresaw: the page hears that it failed, the log why.
+                    log.exception("handling a %r message from the page failed", message["type"])
+                    self.send(ErrorEvent("that message could not be handled", where=WHERE))
+        finally:
+            self._draining = False
+            self._flooded = False  # the burst is over; the next one is reported again
 
     @property
     def is_open(self) -> bool:
@@ -72,6 +141,8 @@ class PageChannel:
         for listener in self.listeners:
             listener(payload)
         self._outbox.append(json.dumps(payload, default=str))
+        if len(self._outbox) > MAX_HELD:
+            del self._outbox[: len(self._outbox) - MAX_HELD]
         self._flush()
 
     def _flush(self) -> None:
@@ -83,24 +154,66 @@ class PageChannel:
 
     async def handle(self, raw: str) -> None:
         """A message from the page: typed text, stop speaking, or an approval's answer."""
+        message = self.parse(raw)
+        if message is not None:
+            await self.dispatch(message)
+
+    def parse(self, raw: str) -> dict[str, Any] | None:
+        """The message as a JSON object with a "type" string; None (and an error event sent)
+        for anything else."""
+        if len(raw) > MAX_MESSAGE_CHARS:
+            self.send(
+                ErrorEvent(
+                    f"a message of {len(raw)} characters was refused "
+                    f"(the limit is {MAX_MESSAGE_CHARS})",
+                    where=WHERE,
+                )
+            )
+            return None
         try:
             message = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             self.send(ErrorEvent("a message from the page was not JSON", where=WHERE))
-            return
-        kind = message.get("type") if isinstance(message, dict) else None
-        if kind == "text" and isinstance(message.get("text"), str) and message["text"].strip():
-            await self.on_text(message["text"].strip())
+            return None
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            self.send(
+                ErrorEvent('a message must be a JSON object with a "type" string', where=WHERE)
+            )
+            return None
+        return message
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind == "text":
+            text = self._text(message)
+            if text is not None:
+                await self.on_text(text)
         elif kind == "interrupt":
             self.on_interrupt("button")
         elif kind == "approval":
             decision = self._decision(message)
             if decision is not None:
                 await self.on_text(decision)
-        elif isinstance(kind, str) and kind in self.handlers:
+        elif kind in self.handlers:
             await self.handlers[kind](message)
         else:
             self.send(ErrorEvent(f"unknown message type {kind!r}", where=WHERE))
+
+    def _text(self, message: dict[str, Any]) -> str | None:
+        text = message.get("text")
+        if not isinstance(text, str) or not text.strip():
+            self.send(ErrorEvent('typed text must be a non-empty "text" string', where=WHERE))
+            return None
+        if len(text) > MAX_TEXT_CHARS:
+            self.send(
+                ErrorEvent(
+                    f"typed text of {len(text)} characters was refused "
+                    f"(the limit is {MAX_TEXT_CHARS})",
+                    where=WHERE,
+                )
+            )
+            return None
+        return text.strip()
 
     # --- the approval card ------------------------------------------------------------------
 

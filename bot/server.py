@@ -5,19 +5,22 @@ peer connection, wires its microphone track and data channel to a `VoiceSession`
 answers with the server's SDP (ICE gathered in full, since aiortc does not trickle). Peer
 connections and sessions live on the application object and all close on shutdown.
 Hardening: a body-size cap, a cap on concurrent sessions (503 past it), JSON reasons for
-every refusal (400 for malformed JSON or SDP), and a token that is required whenever the
-server listens beyond loopback. The session cap is `server.max_sessions`; with the chat model
-on a serving engine that says how many requests it runs at once, it is also at most that.
+every refusal (400 for malformed JSON or SDP, 415 for a body that is not JSON, 503 when
+the database is locked or full), and a token that is required whenever the server listens
+beyond loopback. Host, Origin, security headers, timeouts and the redacted access log are
+`bot.http_guard`, which every request passes first. The session cap is
+`server.max_sessions`; with the chat model on a serving engine that says how many requests
+it runs at once, it is also at most that.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import ipaddress
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +30,22 @@ from aiohttp import web
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 
 from bot.events import Event
+from bot.http_guard import (
+    BODY_TIMEOUT_S,
+    TOKEN_HEADER,
+    HostRule,
+    add_security_headers,
+    guard,
+    handler_args,
+    read_body,
+    reason,
+    token_matches,
+)
 from bot.knowledge import Panels, snapshot_route
 from bot.voice_session import MetricsSink, TurnSession, VoiceSession
 from config import ConfigError, Settings
 from memory.approvals import Approvals
+from memory.db import StoreError
 from models.base import LLM, STT, TTS, VAD
 
 if TYPE_CHECKING:
@@ -39,7 +54,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).with_name("web")
-TOKEN_HEADER = "X-Annie-Token"
+# The audio codecs aiortc decodes; an offer with none of them cannot be answered.
+_SPOKEN_CODEC = re.compile(r"^a=rtpmap:\d+ (opus|G722|PCMU|PCMA)/", re.IGNORECASE | re.MULTILINE)
 
 
 EventCallback = Callable[[Event], None]
@@ -118,6 +134,7 @@ class ServerState:
     approvals: Approvals | None = None
     connections: dict[str, Connection] = field(default_factory=dict)
     pending: int = 0  # offers being processed (they count against max_sessions)
+    body_timeout_s: float = BODY_TIMEOUT_S
     closing: bool = False
     on_voice_session: list[Callable[[VoiceSession], None]] = field(default_factory=list)
     # The chat model once loaded (None before): a serving engine's slots cap the sessions.
@@ -164,36 +181,6 @@ def check_bind(settings: Settings) -> None:
         )
 
 
-def _reason(status: int, reason: str) -> web.Response:
-    return web.json_response({"error": status, "reason": reason}, status=status)
-
-
-@web.middleware
-async def _errors(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    """Every refusal is JSON with a reason; nothing takes the server down."""
-    try:
-        response = await handler(request)
-    except web.HTTPRequestEntityTooLarge:
-        limit = request.app[STATE].settings.server.max_body_bytes
-        return _reason(413, f"request body too large (limit {limit} bytes)")
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        return _reason(exc.status, exc.reason)
-    except Exception:
-        log.exception("unhandled error on %s %s", request.method, request.path)
-        return _reason(500, "internal error; see the server log")
-    if request.path == "/" or request.path.startswith("/static/"):
-        # Everything the page needs is served from here: no CDN, no inline script.
-        response.headers.setdefault(
-            "Content-Security-Policy",
-            "default-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' blob:",
-        )
-    return response
-
-
 async def index(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(WEB_DIR / "index.html", headers={"Cache-Control": "no-cache"})
 
@@ -215,13 +202,17 @@ def _authorized(request: web.Request, token: str) -> bool:
     if not token:
         return True
     given = request.headers.get(TOKEN_HEADER) or request.query.get("token", "")
-    return hmac.compare_digest(given.encode(), token.encode())
+    return token_matches(given, token)
 
 
-async def _read_offer(request: web.Request, limit: int) -> dict[str, Any]:
-    if request.content_length is not None and request.content_length > limit:
-        raise web.HTTPRequestEntityTooLarge(limit, request.content_length)
-    raw = await request.read()
+async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any]:
+    # A cross-site form can post text/plain without asking first; JSON it cannot.
+    if request.content_type != "application/json":
+        given = request.headers.get("Content-Type") or "none"
+        raise web.HTTPUnsupportedMediaType(
+            reason=f"Content-Type must be application/json (got {given})"
+        )
+    raw = await read_body(request, state.settings.server.max_body_bytes, state.body_timeout_s)
     if not raw.strip():
         raise web.HTTPBadRequest(reason='empty body; expected JSON {"sdp": ..., "type": "offer"}')
     try:
@@ -243,15 +234,14 @@ async def _read_offer(request: web.Request, limit: int) -> dict[str, Any]:
 
 async def offer(request: web.Request) -> web.Response:
     state = request.app[STATE]
-    settings = state.settings
-    if not _authorized(request, settings.server.token):
-        return _reason(401, f"missing or wrong token (send {TOKEN_HEADER} or ?token=)")
-    body = await _read_offer(request, settings.server.max_body_bytes)
+    if not _authorized(request, state.settings.server.token):
+        return reason(401, f"missing or wrong token (send {TOKEN_HEADER} or ?token=)")
+    body = await _read_offer(request, state)
     if state.closing:
-        return _reason(503, "the server is shutting down")
+        return reason(503, "the server is shutting down")
     limit = state.max_sessions
     if len(state.connections) + state.pending >= limit:
-        return _reason(503, f"too many open sessions ({limit}); close one and retry")
+        return reason(503, f"too many open sessions ({limit}); close one and retry")
     state.pending += 1
     try:
         return await _connect(state, body)
@@ -265,18 +255,25 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="offer"))
     except Exception as exc:
         await pc.close()
-        return _reason(400, f"could not parse the SDP offer: {exc or type(exc).__name__}")
+        if "a=rtpmap:" in body["sdp"] and not _SPOKEN_CODEC.search(body["sdp"]):
+            return reason(400, "the SDP has no codec this server speaks (Opus, G722, PCMU, PCMA)")
+        return reason(400, f"could not parse the SDP offer: {exc or type(exc).__name__}")
     if not any(t.kind == "audio" for t in pc.getTransceivers()):
         await pc.close()
-        return _reason(400, "the offer has no audio section; the page must offer audio")
+        return reason(400, "the offer has no audio section; the page must offer audio")
 
     relay = _Relay()
     try:
         session_id, session = await state.open_session(body.get("resume"), relay)
-    except Exception as exc:
+    except StoreError as exc:
+        # The database is locked or full: say which file and why, and that it may pass.
+        await pc.close()
+        log.error("could not open a session: %s", exc)
+        return reason(503, f"could not open a session: {exc}")
+    except Exception:
         await pc.close()
         log.exception("could not open a session")
-        return _reason(500, f"could not open a session: {exc}")
+        return reason(500, "could not open a session; see the server log")
 
     voice = VoiceSession(
         session,
@@ -317,7 +314,7 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         await pc.setLocalDescription(answer)
     except Exception as exc:
         await _drop(state, conn)
-        return _reason(400, f"could not answer the offer: {exc or type(exc).__name__}")
+        return reason(400, f"could not answer the offer: {exc or type(exc).__name__}")
     local = pc.localDescription
     return web.json_response({"sdp": local.sdp, "type": local.type, "session_id": session_id})
 
@@ -350,9 +347,16 @@ def create_app(
     approvals: Approvals | None = None,
 ) -> web.Application:
     """The aiohttp application; `check_bind(settings)` before listening on a real socket."""
+    state = ServerState(settings, engines, open_session, metrics, approvals)
+    rule = HostRule(settings.server.allowed_hosts)
     # aiohttp enforces the cap while reading the body, whatever Content-Length claims.
-    app = web.Application(client_max_size=settings.server.max_body_bytes, middlewares=[_errors])
-    app[STATE] = ServerState(settings, engines, open_session, metrics, approvals)
+    app = web.Application(
+        client_max_size=settings.server.max_body_bytes,
+        middlewares=[guard(rule, lambda: settings.server.max_body_bytes)],
+        handler_args=handler_args(),
+    )
+    app[STATE] = state
+    app.on_response_prepare.append(add_security_headers)
     app.router.add_get("/", index)
     app.router.add_get("/healthz", healthz)
     app.router.add_post("/api/offer", offer)

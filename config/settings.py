@@ -40,6 +40,7 @@ class ServerSettings(_Section):
     token: str = ""
     max_sessions: int = 2
     max_body_bytes: int = 65536
+    allowed_hosts: list[str] = []
 
 
 class ModelSettings(_Section):

@@ -11,6 +11,8 @@ of the machine.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import sqlite3
 import threading
@@ -41,6 +43,13 @@ class NotFoundError(LookupError):
     """A record id that does not exist (or no longer exists)."""
 
 
+_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+def _errno(exc: BaseException) -> int | None:
+    return exc.errno if isinstance(exc, OSError) else None
+
+
 def explain(path: str, exc: BaseException) -> StoreError:
     """A StoreError for an SQLite failure on `path`: what went wrong and what to do."""
     reason = str(exc) or type(exc).__name__
@@ -48,8 +57,16 @@ def explain(path: str, exc: BaseException) -> StoreError:
     if "locked" in low or "busy" in low:
         advice = (
             "another process holds a lock on it (is another Annie running?). "
-            "Close that process or wait, then try again"
+            "Close that process or wait, then try again; what was saved before is kept"
         )
+    elif "full" in low or "no space" in low or "too large" in low or _errno(exc) in _FULL:
+        # SQLITE_FULL, ENOSPC, EFBIG (a file size limit): the write was rolled back whole.
+        advice = (
+            "the disk holding it is full (or a file size limit was reached). Free some "
+            "space and try again; what was saved before is kept, only this change was not"
+        )
+    elif "disk i/o" in low:
+        advice = "the disk reported an I/O error; check the disk and free space, then retry"
     elif "not a database" in low or "malformed" in low or "corrupt" in low:
         advice = (
             f"the file is damaged or is not an Annie database. Move it aside "
@@ -150,7 +167,16 @@ class StoreBase:
                     self.conn.execute("ROLLBACK")
                 raise
             else:
-                self.conn.execute("COMMIT")
+                try:
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    # A COMMIT that fails (a full disk, an I/O error) can leave the
+                    # transaction open, and every later write would join it and never
+                    # commit. Roll it back so this change alone is lost, and say so.
+                    with contextlib.suppress(sqlite3.Error):
+                        if self.conn.in_transaction:
+                            self.conn.execute("ROLLBACK")
+                    raise
 
     def one(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Row | None:
         """The first row of a query (for the aggregates the table API does not express)."""

@@ -10,9 +10,21 @@ import { View } from "./view.js";
 const $ = (id) => document.getElementById(id);
 const view = new View();
 const panel = new Panel({ send: sendOrConnect, answer: answerApproval });
-const params = new URLSearchParams(location.search);
-const token = params.get("token") || "";
+const token = takeToken();
 const ICE_GATHER_TIMEOUT_MS = 3000;
+
+// The access token arrives in the link the server printed (?token=…). It is taken out of the
+// address at once, so it does not stay in the address bar, the history or a bookmark, and is
+// kept for this tab only (a reload still works); it travels as the X-Annie-Token header.
+function takeToken() {
+  const url = new URL(location.href);
+  const given = url.searchParams.get("token");
+  if (given === null) return sessionStorage.getItem("annie.token") || "";
+  sessionStorage.setItem("annie.token", given);
+  url.searchParams.delete("token");
+  history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+  return given;
+}
 
 const state = {
   pc: null,
@@ -100,8 +112,12 @@ async function postOffer(pc) {
   } catch {
     /* a non-JSON error page; the status says enough */
   }
-  if (response.status === 401 || response.status === 403) {
+  if (response.status === 401) {
     throw new Error("The server needs its access token: open the link it printed (…?token=…).");
+  }
+  if (response.status === 403) {
+    // This page's address or origin is not one the server answers to (server.allowed_hosts).
+    throw new Error(`The server refused this page: ${data.reason || "HTTP 403"}`);
   }
   if (response.status === 503) {
     throw new Error(data.reason || "Annie is busy: too many open sessions. Close another tab and retry.");

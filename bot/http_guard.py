@@ -1,0 +1,298 @@
+"""What every HTTP request passes before a route sees it: who may call, and what comes back.
+
+A local server is reachable by any web page the user visits, through the user's own browser.
+Three checks close that door. `Host` must name the address this connection reached (plus
+localhost on loopback, plus `server.allowed_hosts`): a page that points its own domain at
+127.0.0.1 (DNS rebinding) sends its own name and is refused. `Origin`, when a browser sends
+one, must be this server itself. `Sec-Fetch-Site`, which browsers send even where they send
+no Origin (an `<img>` or `<script>` pointing here), must not say cross-site, except for a
+plain navigation to the page. Each refusal is a 403 with a JSON reason.
+
+Every response carries a Content Security Policy that allows only this server, `nosniff`
+and `no-referrer` (so the page's address, which may hold ?token=, never leaves in a
+Referer). Errors are JSON with a reason; an unexpected exception is a generic 500, its
+traceback only in the server log. The access log writes `?token=...` as `token=[redacted]`.
+Connections are timed: idle ones (open, no request) close after `IDLE_TIMEOUT_S`, and a
+body that dribbles in is cut off after `BODY_TIMEOUT_S` with 408.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import ipaddress
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_response import StreamResponse
+
+log = logging.getLogger(__name__)
+
+TOKEN_HEADER = "X-Annie-Token"
+# An offer is a few KB sent at once; a body still arriving after this is a slow client.
+BODY_TIMEOUT_S = 5.0
+# A connection with no request (or only part of one) in flight closes after this. aiohttp
+# (3.10+) starts the keep-alive clock when a connection opens, so it also bounds half-open
+# connections and headers sent a byte at a time.
+IDLE_TIMEOUT_S = 15.0
+# After a refusal with an unread body (413, 408), aiohttp reads and discards the rest so the
+# client sees the answer; a short bound, so a dribbling client is not kept for 10 s more.
+LINGER_S = 2.0
+
+CSP = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "connect-src 'self'",
+        "img-src 'self' data:",  # the page's empty favicon is a data: URL
+        "media-src 'self' blob:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",  # frame-ancestors for browsers that predate it
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+_TOKEN_IN_URL = re.compile(r"([?&]token=)[^&\s\"]*", re.IGNORECASE)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def reason(status: int, why: str) -> web.Response:
+    """The JSON every refusal carries: `{"error": status, "reason": why}`."""
+    return web.json_response({"error": status, "reason": why}, status=status)
+
+
+def token_matches(given: str, token: str) -> bool:
+    """Constant time, and the same time for every length: both sides are hashed first
+    (compare_digest alone returns early when the lengths differ)."""
+    a = hashlib.sha256(given.encode()).digest()
+    b = hashlib.sha256(token.encode()).digest()
+    return hmac.compare_digest(a, b)
+
+
+def redact(text: str) -> str:
+    """`?token=s3cret` → `?token=[redacted]` anywhere in a URL or a log line."""
+    return _TOKEN_IN_URL.sub(r"\1[redacted]", text)
+
+
+class RedactingAccessLogger(AbstractAccessLogger):
+    """aiohttp's access log line, without the token a page address may carry."""
+
+    def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
+        remote = request.remote or "-"
+        line = f"{request.method} {redact(request.path_qs)} HTTP/{request.version.major}."
+        line += f"{request.version.minor}"
+        self.logger.info(
+            '%s "%s" %d %s %.3fs',
+            remote,
+            line,
+            response.status,
+            response.body_length,
+            time,
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self.logger.isEnabledFor(logging.INFO)
+
+
+def handler_args() -> dict[str, Any]:
+    """Connection settings for `web.Application(handler_args=...)`; they win over whatever
+    the runner (`run_app`, a test's `AppRunner`) passes, so every way of serving gets them."""
+    return {
+        "access_log_class": RedactingAccessLogger,
+        "keepalive_timeout": IDLE_TIMEOUT_S,
+        "lingering_time": LINGER_S,
+    }
+
+
+# --- who may call ------------------------------------------------------------------------
+
+
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """`Host`-style `name[:port]` → (lowercase name, port); brackets kept off IPv6. None if
+    malformed."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[1:end], value[end + 1 :]
+        if rest and not rest.startswith(":"):
+            return None
+        port_text = rest[1:] if rest else ""
+    else:
+        name, _, port_text = value.partition(":")
+        if ":" in port_text:
+            return None
+    if not name or (port_text and not port_text.isdigit()):
+        return None
+    return name, int(port_text) if port_text else None
+
+
+def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return None
+    mapped = getattr(address, "ipv4_mapped", None)
+    return mapped or address
+
+
+class HostRule:
+    """The names a request may use for this server, read off the connection it came in on."""
+
+    def __init__(self, allowed: list[str]) -> None:
+        self.allowed: list[tuple[str, int | None]] = []
+        for entry in allowed:
+            parsed = split_host(entry)
+            if parsed is not None:
+                self.allowed.append(parsed)
+
+    def accepts(self, request: web.Request, host: str, scheme: str = "") -> bool:
+        """`host` (a Host header, or an Origin's host with its `scheme`) names this server."""
+        parsed = split_host(host)
+        if parsed is None:
+            return False
+        name, port = parsed
+        if port is None and scheme:
+            port = 443 if scheme == "https" else 80
+        for allowed_name, allowed_port in self.allowed:
+            # A configured name is trusted at any port unless the entry names one (a proxy
+            # in front serves it on its own); a Host header without a port (what a proxy
+            # forwards) does not say, and the name is what rebinding cannot fake.
+            if name == allowed_name and (allowed_port is None or port in (None, allowed_port)):
+                return True
+        local = request.transport.get_extra_info("sockname") if request.transport else None
+        if not local:
+            return False
+        local_ip, local_port = _ip(str(local[0])), int(local[1])
+        if (80 if port is None else port) != local_port:
+            return False
+        if _ip(name) is not None and _ip(name) == local_ip:
+            return True
+        # On loopback, the other spellings of this machine reach the same socket; a
+        # rebinding page can never make the browser send them, as browsers resolve
+        # `localhost` themselves.
+        if local_ip is not None and local_ip.is_loopback:
+            ip = _ip(name)
+            return name == "localhost" or (ip is not None and ip.is_loopback)
+        return False
+
+
+def refusal(request: web.Request, rule: HostRule) -> str | None:
+    """Why this request may not reach a route (None: it may)."""
+    host = request.headers.get("Host", "")
+    if not rule.accepts(request, host):
+        return (
+            f"Host {host!r} is not an address this server answers to; open it by the address "
+            "it printed, or add the name to server.allowed_hosts"
+        )
+    origin = request.headers.get("Origin")
+    if origin is not None and not _origin_ok(request, rule, origin):
+        return f"cross-origin request from {origin!r} refused"
+    site = request.headers.get("Sec-Fetch-Site", "")
+    if site in ("cross-site", "same-site") and not _navigation(request):
+        return f"a {site} request is refused (only this server's own page may call it)"
+    return None
+
+
+def _origin_ok(request: web.Request, rule: HostRule, origin: str) -> bool:
+    # "null" (a sandboxed frame, a file:// page) parses to no scheme and fails here.
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path:
+        return False
+    if parts.scheme == "https":
+        # This server speaks plain HTTP; an https origin is a configured proxy in front.
+        parsed = split_host(parts.netloc)
+        port = parsed[1] if parsed is not None and parsed[1] is not None else 443
+        return parsed is not None and any(
+            parsed[0] == name and allowed in (None, port) for name, allowed in rule.allowed
+        )
+    return rule.accepts(request, parts.netloc, parts.scheme)
+
+
+def _navigation(request: web.Request) -> bool:
+    """A link from elsewhere to the page itself is fine; the page then calls same-origin."""
+    return (
+        request.method in ("GET", "HEAD")
+        and request.path == "/"
+        and request.headers.get("Sec-Fetch-Mode") == "navigate"
+    )
+
+
+# --- the middleware and the headers -------------------------------------------------------
+
+
+def guard(rule: HostRule, body_limit: Callable[[], int]) -> Any:
+    """The middleware: the checks above, JSON for every refusal, no traceback to clients."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        why = refusal(request, rule)
+        if why is not None:
+            log.warning("refused %s %s: %s", request.method, request.path, why)
+            return reason(403, why)
+        try:
+            return await handler(request)
+        except web.HTTPRequestEntityTooLarge:
+            response = reason(413, f"request body too large (limit {body_limit()} bytes)")
+        except web.HTTPMethodNotAllowed as exc:
+            allowed = ", ".join(sorted(exc.allowed_methods))
+            response = reason(
+                405, f"{request.method} is not allowed on {request.path}; use {allowed}"
+            )
+            response.headers["Allow"] = ",".join(sorted(exc.allowed_methods))
+            return response
+        except web.HTTPNotFound:
+            return reason(404, f"nothing here: {request.path}")
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            response = reason(exc.status, exc.reason)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception:
+            # The details are for whoever runs the server, never for the client.
+            log.exception("unhandled error on %s %s", request.method, request.path)
+            return reason(500, "internal error; see the server log")
+        if response.status in (408, 413):
+            response.force_close()  # the unread rest of the body makes the connection useless
+        return response
+
+    return middleware
+
+
+async def add_security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """`on_response_prepare`: every response, static files and refusals included."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+async def read_body(request: web.Request, limit: int, timeout_s: float = BODY_TIMEOUT_S) -> bytes:
+    """The whole body within `timeout_s` (408 otherwise) and `limit` bytes (413 otherwise)."""
+    if request.content_length is not None and request.content_length > limit:
+        raise web.HTTPRequestEntityTooLarge(limit, request.content_length)
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await request.read()
+    except TimeoutError as exc:
+        raise web.HTTPRequestTimeout(
+            reason=f"the request body did not arrive within {timeout_s:g} s"
+        ) from exc
