@@ -35,7 +35,7 @@ class LlamaCppServer:
         self.model = model
         self.n_ctx = n_ctx
         self.alias = alias
-        self.threads = threads or max(1, (os.cpu_count() or 2))
+        self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
