@@ -296,3 +296,16 @@ async def read_body(request: web.Request, limit: int, timeout_s: float = BODY_TI
         raise web.HTTPRequestTimeout(
             reason=f"the request body did not arrive within {timeout_s:g} s"
         ) from exc
+
+
+# A browser's audio offer is 2-8 KB; anything far larger is junk for aiortc to parse.
+MAX_SDP_CHARS = 16_384
+
+
+def check_sdp_size(sdp: str) -> None:
+    if len(sdp) > MAX_SDP_CHARS:
+        # 400, not 413: the body was within its cap; the offer in it is what is refused.
+        raise web.HTTPBadRequest(
+            reason=f"the SDP offer is {len(sdp):,} characters; at most {MAX_SDP_CHARS:,} are "
+            "accepted"
+        )

@@ -35,6 +35,7 @@ from bot.http_guard import (
     TOKEN_HEADER,
     HostRule,
     add_security_headers,
+    check_sdp_size,
     guard,
     handler_args,
     read_body,
@@ -194,6 +195,9 @@ async def healthz(request: web.Request) -> web.Response:
             "max_sessions": state.max_sessions,
             "backend": state.settings.models.llm_backend,
             "engine_slots": engine_slots(state.loaded_llm()),
+            # What must not grow over a long run (the reliability soak reads these).
+            "tasks": len(asyncio.all_tasks()),
+            "peers": len(state.connections) + state.pending,
         }
     )
 
@@ -226,6 +230,7 @@ async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any
     sdp = body.get("sdp")
     if not isinstance(sdp, str) or not sdp.startswith("v=0"):
         raise web.HTTPBadRequest(reason='"sdp" must be an SDP offer (text starting with "v=0")')
+    check_sdp_size(sdp)
     resume = body.get("resume")
     if resume is not None and not isinstance(resume, str):
         raise web.HTTPBadRequest(reason='"resume" must be a session id string')

@@ -60,12 +60,22 @@ async def test_bad_offers_get_a_4xx_with_a_reason_and_the_server_keeps_serving(
         body = json.dumps({"sdp": no_audio, "type": "offer"}).encode()
         got, data = await post(server.url, body, json_type)
         assert got == 400 and "audio" in data["reason"]
+        # A real offer padded with 35 KB of junk lines: under the body cap, over the SDP cap.
+        junk = "".join(f"a=x-junk-{i}:{'z' * 100}\r\n" for i in range(300))
+        body = json.dumps({"sdp": no_audio + junk, "type": "offer"}).encode()
+        assert len(body) < voice_settings.server.max_body_bytes
+        got, data = await post(server.url, body, json_type)
+        assert got == 400 and "at most 16,384 are accepted" in data["reason"], data
 
         # Still up: health answers and a real peer connects.
         async with aiohttp.ClientSession() as http, http.get(f"{server.url}/healthz") as r:
-            assert r.status == 200 and (await r.json())["ok"] is True
+            health = await r.json()
+            assert r.status == 200 and health["ok"] is True
+            assert health["peers"] == 0 and health["tasks"] >= 1
         client = VoiceClient(server.url)
         assert await client.connect()
+        async with aiohttp.ClientSession() as http, http.get(f"{server.url}/healthz") as r:
+            assert (await r.json())["peers"] == 1
         await client.close()
 
 
