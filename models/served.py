@@ -54,6 +54,10 @@ AGREEMENT_SAMPLE = (
 _FIX = 'Fix: start the server (README: "Serving engines"), or set models.llm_backend = "local"'
 
 
+class EngineStalled(ModelUnavailable):
+    """The engine sent nothing but keep-alives (or nothing at all) for `llm_timeout_s`."""
+
+
 class ServedLLM(TemplatedLLM):
     """A chat model behind an OpenAI-style completions endpoint."""
 
@@ -242,6 +246,7 @@ class ServedLLM(TemplatedLLM):
         )
         queue: asyncio.Queue[str | BaseException | None] = asyncio.Queue()
         reader = asyncio.ensure_future(self._read(body, figures, queue))
+        retried = False
         stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
         try:
             while True:
@@ -258,6 +263,17 @@ class ServedLLM(TemplatedLLM):
                 if item is None:
                     break
                 if isinstance(item, BaseException):
+                    fresh = not stats.generated_tokens and not retried
+                    if isinstance(item, EngineStalled) and fresh:
+                        # Nothing was said yet: closing the stalled stream frees the engine's
+                        # slot, and one fresh request usually goes through.
+                        retried = True
+                        reader.cancel()
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
+                            await reader
+                        queue = asyncio.Queue()
+                        reader = asyncio.ensure_future(self._read(body, figures, queue))
+                        continue
                     raise item
                 if not stats.first_token_s:
                     stats.first_token_s = time.perf_counter() - t0
@@ -290,9 +306,16 @@ class ServedLLM(TemplatedLLM):
                     raise kind(
                         f"the model server answered HTTP {resp.status_code}: {error_text(text)}"
                     )
+                limit = self.settings.models.llm_timeout_s
+                last_data = time.monotonic()
                 async for line in resp.aiter_lines():
+                    # Keep-alive pings (": ping") reset the socket's read timeout, so an engine
+                    # stuck mid-stream would hold the turn forever: count only data.
                     if not line.startswith("data:"):
+                        if time.monotonic() - last_data > limit:
+                            raise httpx.ReadTimeout(f"no data for {limit:g} s, only pings")
                         continue
+                    last_data = time.monotonic()
                     data = line[5:].strip()
                     if data == "[DONE]":
                         break
@@ -311,7 +334,7 @@ class ServedLLM(TemplatedLLM):
             queue.put_nowait(exc)
         except httpx.TimeoutException as exc:
             queue.put_nowait(
-                ModelUnavailable(
+                EngineStalled(
                     f"the model server at {self.url} did not answer within "
                     f"{self.settings.models.llm_timeout_s:g} s ({type(exc).__name__}). {_FIX}"
                 )

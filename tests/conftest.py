@@ -129,6 +129,8 @@ def served_settings(server: LlamaCppServer, home: Path, window: int, **models: o
             "llm_backend": "server",
             "llm_url": server.url,
             "llm_path": str(server.model),
+            # A stalled engine fails the turn (or is retried) in seconds, never hangs a test.
+            "llm_timeout_s": 20.0,
             **models,
         },
         context={"window": window},
