@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -255,36 +254,28 @@ async def bench(
     options = dict(runtime_options or {})
     order = sorted(set(counts))
     engines = []
-    if local:
-        settings = engine_settings("local", home / "local", model, window, reserve)
+
+    async def measure(name: str, settings: Settings) -> None:
         llm = load_llm(settings)
         try:
             engines.append(
-                await run_engine("local", llm, settings, home / "local", turns, order, options)
+                await run_engine(name, llm, settings, home / name, turns, order, options)
             )
         finally:
             _close(llm)
-    # The in-process engine's generation threads (llama-cpp-python's default when unset), so
-    # the two columns compare engines, not thread counts.
-    threads = load_settings().models.llm_threads or max(1, (os.cpu_count() or 2) // 2)
+
+    if local:
+        await measure("local", engine_settings("local", home / "local", model, window, reserve))
+    # The in-process engine's generation threads (0: llama-cpp-python's default, which the test
+    # server also takes), so the two columns compare engines, not thread counts.
+    threads = load_settings().models.llm_threads
     server = None if url else LlamaCppServer(model, n_ctx=window, threads=threads).start()
     try:
-        settings = engine_settings(
+        endpoint = server.url if server else url
+        await measure(
             "server",
-            home / "server",
-            model,
-            window,
-            reserve,
-            server.url if server else url,
-            template,
+            engine_settings("server", home / "server", model, window, reserve, endpoint, template),
         )
-        llm = load_llm(settings)
-        try:
-            engines.append(
-                await run_engine("server", llm, settings, home / "server", turns, order, options)
-            )
-        finally:
-            _close(llm)
     finally:
         if server is not None:
             server.stop()
