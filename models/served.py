@@ -35,6 +35,7 @@ from models.served_api import (
     CallFigures,
     ServerError,
     chunk_text,
+    client_args,
     completion_body,
     detokenize_request,
     detokenized,
@@ -75,15 +76,7 @@ class ServedLLM(TemplatedLLM):
         self.settings = settings
         self.url = cfg.llm_url.rstrip("/")
         self.path = Path(self.url)
-        headers = {"Authorization": f"Bearer {cfg.llm_key}"} if cfg.llm_key else {}
-        self._timeout = httpx.Timeout(cfg.llm_timeout_s, connect=5.0)
-        self._client_args: dict[str, Any] = {
-            "base_url": self.url,
-            "headers": headers,
-            "timeout": self._timeout,
-            # A local engine must not be sent through a proxy from the environment.
-            "trust_env": False,
-        }
+        self._client_args = client_args(self.url, cfg.llm_key, cfg.llm_timeout_s)
         self._http = httpx.Client(**self._client_args)
         try:
             self.info = probe(self._http, cfg.llm_model)

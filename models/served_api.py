@@ -40,6 +40,17 @@ class ServerInfo:
     slots: int | None = None
 
 
+def client_args(url: str, key: str, timeout_s: float) -> dict[str, Any]:
+    """How every request to the engine is made (the model itself and `doctor` alike)."""
+    return {
+        "base_url": url.rstrip("/"),
+        "headers": {"Authorization": f"Bearer {key}"} if key else {},
+        "timeout": httpx.Timeout(timeout_s, connect=5.0),
+        # A local engine must not be sent through a proxy from the environment.
+        "trust_env": False,
+    }
+
+
 def _json(resp: httpx.Response, what: str) -> Any:
     if resp.status_code >= 400:
         raise ServerError(f"{what} answered HTTP {resp.status_code}: {error_text(resp.text)}")

@@ -17,7 +17,7 @@ import httpx
 
 from config.settings import Settings
 from models.base import CallStats, ModelError
-from models.served_api import ServerError, ServerInfo, probe
+from models.served_api import ServerError, ServerInfo, client_args, probe
 
 FIX = (
     'Fix: start the server (README: "Serving engines"), correct models.llm_url, or set '
@@ -28,13 +28,7 @@ FIX = (
 def _probe(settings: Settings) -> ServerInfo:
     """What the server says about itself, read the way `ServedLLM` reads it."""
     cfg = settings.models
-    headers = {"Authorization": f"Bearer {cfg.llm_key}"} if cfg.llm_key else {}
-    with httpx.Client(
-        base_url=cfg.llm_url.rstrip("/"),
-        headers=headers,
-        timeout=httpx.Timeout(cfg.llm_timeout_s, connect=5.0),
-        trust_env=False,  # as ServedLLM: a local engine is never reached through a proxy
-    ) as http:
+    with httpx.Client(**client_args(cfg.llm_url, cfg.llm_key, cfg.llm_timeout_s)) as http:
         return probe(http, cfg.llm_model)
 
 
