@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-HELP = "run a benchmark: models, hearing, state, context, compaction, voice or server"
-BENCHES = ["models", "hearing", "state", "context", "compaction", "voice", "server"]
+HELP = "run a benchmark: models, hearing, state, context, compaction, voice, reliability or server"
+BENCHES = ["models", "hearing", "state", "context", "compaction", "voice", "reliability", "server"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

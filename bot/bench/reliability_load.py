@@ -1,0 +1,270 @@
+"""Soak and concurrency: many spoken turns on one server, and `max_sessions` clients at once.
+
+The soak speaks recorded questions (state path and model path in turn) for M minutes, talks
+over some answers (barge-in) and reconnects now and then (resuming the session as the page
+does), sampling the server process from /proc: resident memory after warm-up and at the end,
+open descriptors, threads, and the sessions /healthz counts. Latency is the server's own
+voice-to-voice figure from each turn's latency event, compared between the first and the last
+five minutes of a run of 25 minutes or more (the first and last fifth of the turns otherwise).
+
+Concurrency opens `max_sessions` clients that each speak a different status question at the
+same moment; each must hear its own answer only (transcript, answer text and the store's
+per-session user events), and one client more must get 503 with a reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from testkit import reliability_store as rs
+from testkit.peer import VoiceClient
+from testkit.reliability import (
+    INTERRUPTION,
+    LONG_QUESTION,
+    MODEL_QUESTIONS,
+    STATE_QUESTIONS,
+    ProcStats,
+    ServerProcess,
+    Speech,
+    connect,
+    latencies,
+    no_sessions,
+    pct,
+    turn,
+    wait,
+)
+
+# Every 7th action talks over an answer and every 10th reconnects, offset so that even a
+# one-minute run has one of each.
+BARGE_EVERY, BARGE_AT = 7, 3
+RECONNECT_EVERY, RECONNECT_AT = 10, 5
+SAMPLE_EVERY_S = 15.0
+
+
+@dataclass
+class _Soak:
+    turns: int = 0
+    failed: list[str] = field(default_factory=list)
+    barge_ins: int = 0
+    barge_misses: int = 0
+    reconnects: int = 0
+    latency: list[tuple[float, float]] = field(default_factory=list)  # (run time s, ms)
+    samples: list[tuple[float, ProcStats]] = field(default_factory=list)
+
+
+async def run_soak(server: ServerProcess, speech: Speech, minutes: float) -> dict[str, Any]:
+    questions = [q for pair in zip(STATE_QUESTIONS, MODEL_QUESTIONS, strict=True) for q in pair]
+    clips = [await speech.clip(q) for q in questions]
+    long_clip, stop_clip = await speech.clip(LONG_QUESTION), await speech.clip(INTERRUPTION)
+    got = _Soak()
+    client = await connect(server.url)
+    try:
+        # Warm-up: the first turn of each path, and the first reconnect, pay for loading and
+        # first-time buffers; growth is measured from after them.
+        for clip in clips[:2]:
+            await turn(client, clip, listen_s=2.0)
+        client = await _reconnect(client, server.url, _Soak())
+        await turn(client, clips[0], listen_s=2.0)
+        t0 = time.monotonic()
+        got.samples.append((0.0, server.stats()))
+        i = 0
+        while time.monotonic() - t0 < minutes * 60:
+            i += 1
+            if i % RECONNECT_EVERY == RECONNECT_AT:
+                client = await _reconnect(client, server.url, got)
+            elif i % BARGE_EVERY == BARGE_AT:
+                await _barge(client, long_clip, stop_clip, got)
+            else:
+                await _spoken_turn(client, clips[i % len(clips)], got, time.monotonic() - t0)
+            if time.monotonic() - got.samples[-1][0] - t0 >= SAMPLE_EVERY_S:
+                got.samples.append((time.monotonic() - t0, server.stats()))
+        run_s = time.monotonic() - t0
+    finally:
+        await client.close()
+    await asyncio.sleep(3.0)  # the last session's tier 3 and the peer's teardown
+    got.samples.append((run_s, server.stats()))
+    return _soak_summary(got, run_s)
+
+
+async def _spoken_turn(client: VoiceClient, clip: np.ndarray, got: _Soak, at: float) -> None:
+    before = len(latencies(client))
+    try:
+        await turn(client, clip, timeout=120.0, listen_s=2.5)
+        got.turns += 1
+    except TimeoutError as exc:
+        got.failed.append(str(exc)[:160])
+        return
+    got.latency += [(at, ms) for ms in latencies(client)[before:]]
+
+
+async def _barge(client: VoiceClient, long_clip: np.ndarray, stop: np.ndarray, got: _Soak) -> None:
+    """Ask for a long answer, talk over it once it is being spoken, then let the new turn end."""
+    n = len(client.events)
+    client.mic.play(long_clip)
+    try:
+        await wait(
+            client,
+            lambda c: any(e.get("state") == "speaking" for e in c.events[n:]),
+            120.0,
+            "the long answer spoken",
+        )
+        await asyncio.sleep(1.0)
+        await turn(client, stop, timeout=120.0, listen_s=2.5)
+    except TimeoutError as exc:
+        got.failed.append(str(exc)[:160])
+        return
+    interrupted = any(e.get("state") == "interrupted" for e in client.events[n:])
+    got.barge_ins += interrupted
+    got.barge_misses += not interrupted
+
+
+async def _reconnect(client: VoiceClient, url: str, got: _Soak) -> VoiceClient:
+    """Leave and come back as the page does after a reload: a new peer resuming the session."""
+    previous = client.session_id
+    await client.close()
+    got.reconnects += 1
+    return await connect(url, resume=previous)
+
+
+def _window(values: list[tuple[float, float]], lo: float, hi: float) -> list[float]:
+    return [ms for at, ms in values if lo <= at < hi]
+
+
+def _soak_summary(got: _Soak, run_s: float) -> dict[str, Any]:
+    if run_s >= 1500:  # the first and last five minutes
+        first = _window(got.latency, 0.0, 300.0)
+        last = _window(got.latency, run_s - 300.0, run_s + 1)
+    else:  # a short run: the first and last fifth of its turns (at least two each)
+        k = max(2, len(got.latency) // 5)
+        first = [ms for _, ms in got.latency[:k]]
+        last = [ms for _, ms in got.latency[-k:]]
+    start, end = got.samples[0][1], got.samples[-1][1]
+    peak = max(s.rss_kb for _, s in got.samples)
+    return {
+        "minutes": round(run_s / 60, 1),
+        "turns": got.turns,
+        "failed": len(got.failed),
+        "failures": got.failed[:3],
+        "barge_ins": got.barge_ins,
+        "barge_misses": got.barge_misses,
+        "reconnects": got.reconnects,
+        "rss_mb_start": round(start.rss_kb / 1024, 1),
+        "rss_mb_end": round(end.rss_kb / 1024, 1),
+        "rss_mb_peak": round(peak / 1024, 1),
+        "rss_growth_mb": round((end.rss_kb - start.rss_kb) / 1024, 1),
+        "fds": [start.fds, end.fds],
+        "threads": [start.threads, end.threads],
+        "sessions_after": end.health.get("sessions"),
+        "tasks": end.health.get("tasks"),  # only if /healthz reports them
+        "peers": end.health.get("peers"),
+        "latency_first": {"n": len(first), "p50": pct(first, 50), "p95": pct(first, 95)},
+        "latency_last": {"n": len(last), "p50": pct(last, 50), "p95": pct(last, 95)},
+        "samples": [(round(t), s.rss_kb // 1024, s.fds, s.threads) for t, s in got.samples],
+    }
+
+
+@dataclass
+class _Seat:
+    question: str
+    client: VoiceClient
+    heard: str = ""
+    answer: str = ""
+    latency_ms: float | None = None
+    stored: list[str] = field(default_factory=list)
+    cross_talk: list[str] = field(default_factory=list)
+
+
+async def run_concurrency(server: ServerProcess, speech: Speech) -> dict[str, Any]:
+    limit = int(server.health()["max_sessions"])
+    questions = STATE_QUESTIONS[:limit] if limit <= len(STATE_QUESTIONS) else STATE_QUESTIONS
+    clips = {q: await speech.clip(q) for q in questions}
+    await no_sessions(server)
+    single = await _single(server, clips[questions[0]])
+    await no_sessions(server)
+    seats: list[_Seat] = []
+    try:
+        for i in range(limit):
+            q = questions[i % len(questions)]
+            seats.append(_Seat(q, await connect(server.url)))
+        # Everyone speaks at once; each waits for its own answer.
+        await asyncio.gather(*(_ask(s, clips[s.question]) for s in seats))
+        extra = await _one_more(server.url)
+        for seat in seats:
+            seat.stored = rs.session_events(server.db_path, seat.client.session_id)
+            _cross_talk(seat, seats)
+    finally:
+        for seat in seats:
+            with contextlib.suppress(Exception):
+                await seat.client.close()
+    return {
+        "max_sessions": limit,
+        "single_ms": single,
+        "sessions": [
+            {k: v for k, v in asdict(s).items() if k != "client"} | {"id": s.client.session_id}
+            for s in seats
+        ],
+        "cross_talk": sum(len(s.cross_talk) for s in seats),
+        "refused": extra,
+    }
+
+
+async def _single(server: ServerProcess, clip: np.ndarray) -> float | None:
+    client = await connect(server.url)
+    try:
+        await turn(client, clip, listen_s=2.0)
+        return _last(latencies(client))
+    finally:
+        await client.close()
+
+
+async def _ask(seat: _Seat, clip: np.ndarray) -> None:
+    try:
+        done = await turn(seat.client, clip, timeout=120.0, listen_s=3.0)
+    except TimeoutError as exc:
+        seat.cross_talk.append(f"no answer: {exc}")
+        return
+    finals = [e["text"] for e in seat.client.of_type("transcript") if e.get("final")]
+    seat.heard = finals[-1] if finals else ""
+    seat.answer = done["text"]
+    seat.latency_ms = _last(latencies(seat.client))
+
+
+def _last(values: list[float]) -> float | None:
+    return values[-1] if values else None
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip("?.,!").lower() for w in text.split() if len(w.strip("?.,!")) > 3}
+
+
+def _cross_talk(seat: _Seat, seats: list[_Seat]) -> None:
+    """Another client's question in this client's transcript or stored user events."""
+    mine = _words(seat.question)
+    for other in seats:
+        if other is seat:
+            continue
+        theirs = _words(other.question) - mine
+        for where, text in [("transcript", seat.heard), *(("store", t) for t in seat.stored)]:
+            if theirs and len(theirs & _words(text)) >= max(1, len(theirs) // 2):
+                seat.cross_talk.append(f"{where} has {other.question!r}: {text!r}")
+    if not seat.stored:
+        seat.cross_talk.append("no user event stored for this session")
+
+
+async def _one_more(url: str) -> dict[str, Any]:
+    """One client past the cap: the offer must be refused with 503 and a reason."""
+    client = VoiceClient(url)
+    try:
+        await client.connect(timeout=10.0)
+    except RuntimeError as exc:
+        return {"refused": "HTTP 503" in str(exc), "message": str(exc)[:200]}
+    finally:
+        with contextlib.suppress(Exception):
+            await client.close()
+    return {"refused": False, "message": "connected past max_sessions"}

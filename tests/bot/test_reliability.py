@@ -1,0 +1,132 @@
+"""The reliability bench in the suite: the real server in a child process, scaled down.
+
+Ten kills at random moments, a two-minute soak, `max_sessions` clients at once, disconnects
+mid-work and every hostile input (20 s of silence instead of ten minutes), each with the
+targets of issue 13 as assertions. A failure names what was sent and what came back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from bot.bench import reliability_hostile as net
+from bot.bench import reliability_media as media
+from bot.bench.reliability_disconnect import run_disconnects
+from bot.bench.reliability_kill import run_kills
+from bot.bench.reliability_load import run_concurrency, run_soak
+from testkit.reliability import ServerProcess, Speech
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory: pytest.TempPathFactory) -> Speech:
+    return Speech(tmp_path_factory.mktemp("speech"))
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server with every engine for the concurrency, disconnect and hostile cases."""
+    with ServerProcess(tmp_path_factory.mktemp("live")) as server:
+        server.start()
+        yield server
+
+
+@pytest_asyncio.fixture
+async def up(live: ServerProcess) -> AsyncIterator[ServerProcess]:
+    """The live server, checked still up after each test (a case may have killed it)."""
+    yield live
+    assert live.alive(), f"the server died:\n{live.log()}"
+    assert live.health()["ok"]
+
+
+def _failed(cases: list[net.Case]) -> list[dict[str, Any]]:
+    return [vars(c) for c in cases if not c.handled]
+
+
+async def test_ten_kills_lose_no_completed_turn(tmp_path: Path, speech: Speech) -> None:
+    k = await run_kills(tmp_path / "kill", 10, speech)
+    assert k["kills"] == 10
+    assert k["integrity_failures"] == []
+    assert k["turns_lost"] == 0, k["lost_ids"]
+    assert k["half_written"] == 0, k["half_written_ids"]
+    assert k["briefing_checked"] == 10
+    assert k["briefing_carried"] == k["briefing_checked"], k["briefing_misses"]
+    reached = {m: v["reached"] for m, v in k["by_moment"].items()}
+    # Every moment must be reached twice. The shipped 135M model has not called a tool in any
+    # run so far, so mid-tool-call fails until a kill can reach one (see the report).
+    assert reached == dict.fromkeys(reached, 2), reached
+
+
+async def test_two_minute_soak(tmp_path: Path, speech: Speech) -> None:
+    with ServerProcess(tmp_path / "soak") as server:
+        server.start()
+        s = await run_soak(server, speech, 2.0)
+    assert s["failed"] == 0, s["failures"]
+    assert s["turns"] >= 4 and s["reconnects"] >= 1 and s["barge_ins"] >= 1
+    assert s["rss_growth_mb"] < 50, s["samples"]
+    assert s["fds"][1] <= s["fds"][0] + 2, s["samples"]
+    assert s["threads"][1] <= s["threads"][0] + 2, s["samples"]
+    assert s["sessions_after"] == 0
+    first, last = s["latency_first"], s["latency_last"]
+    assert first["n"] and last["n"]
+    assert last["p50"] <= 1.5 * first["p50"] + 300, (first, last)
+    # Not observable from outside today: the server must report these in /healthz.
+    assert s["tasks"] is not None and s["peers"] is not None, "/healthz lacks tasks and peers"
+
+
+async def test_max_sessions_at_once_without_cross_talk(up: ServerProcess, speech: Speech) -> None:
+    c = await run_concurrency(up, speech)
+    assert c["max_sessions"] >= 2
+    assert c["cross_talk"] == 0, [s["cross_talk"] for s in c["sessions"]]
+    for seat in c["sessions"]:
+        assert seat["answer"] and seat["latency_ms"] is not None, seat
+        assert seat["stored"], seat
+    assert c["refused"]["refused"], c["refused"]
+    assert "too many open sessions" in c["refused"]["message"]
+
+
+async def test_disconnects_persist_tier3_within_a_second(up: ServerProcess) -> None:
+    d = await run_disconnects(up)
+    report = json.dumps(d)
+    for case in ("answer", "tool_call", "compaction"):
+        assert d[case]["reached"], report
+    for case, r in d.items():
+        assert r["session_gone"], report
+        assert r["cpu_settled_s"] is not None, report
+        assert r["tier3_s"] is not None and r["tier3_s"] <= 1.0, f"{case}: {report}"
+
+
+async def test_hostile_http(up: ServerProcess) -> None:
+    cases = await net.http_cases(up, slow_s=10.0, half_open=50)
+    assert len(cases) == 11
+    assert _failed(cases) == []
+
+
+async def test_hostile_sdp(up: ServerProcess) -> None:
+    cases = await net.sdp_cases(up)
+    assert len(cases) == 5
+    assert _failed(cases) == []
+
+
+async def test_hostile_data_channel(up: ServerProcess) -> None:
+    cases = await net.channel_cases(up, flood=50)
+    assert len(cases) == 16
+    assert _failed(cases) == []
+
+
+async def test_hostile_audio(up: ServerProcess, speech: Speech) -> None:
+    cases = await media.audio_cases(up, speech, silence_s=20.0)
+    assert len(cases) == 6
+    assert _failed(cases) == []
+
+
+async def test_full_disk_and_locked_database(up: ServerProcess) -> None:
+    # Last in the module: it stops and restarts the shared server.
+    cases = await media.storage_cases(up)
+    assert [c.name for c in cases] == ["full disk", "database locked"]
+    assert _failed(cases) == []
