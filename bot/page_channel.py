@@ -2,12 +2,16 @@
 
 Events are held until the channel opens, then sent in order. The page sends typed text, a
 request to stop speaking, or an answer to the approval it shows (`{"type": "approval",
-"id": ..., "decision": "yes" | "no"}`). The page shows the approval a spoken yes would
-answer (this conversation's newest open one) and its Approve and Deny buttons send exactly
-that yes or no as typed text, through the same turn and the same resolution code; an
-answer to an approval that is no longer the one waiting is refused, so a stale button can
-never confirm something else. Other message types go to the handler a feature registered
-for them in `handlers` (the knowledge panel's actions, `bot.knowledge`).
+"id": ..., "decision": "yes" | "no"}`). Typed text may name a tool the answer must call
+first (`{"type": "text", "text": ..., "tool": "create_task"}`), for a client that wants that
+action whatever the model would choose; approval rules apply to it as to any call.
+
+The page shows the approval a spoken yes would answer (this conversation's newest open
+one) and its Approve and Deny buttons send exactly that yes or no as typed text, through
+the same turn and the same resolution code; an answer to an approval that is no longer the
+one waiting is refused, so a stale button can never confirm something else. Other message
+types go to the handler a feature registered for them in `handlers` (the knowledge panel's
+actions, `bot.knowledge`).
 
 Whatever the page (or anything posing as it) sends is bounded. A message over
 `MAX_MESSAGE_CHARS` or typed text over `MAX_TEXT_CHARS` is refused unread; binary and
@@ -52,12 +56,14 @@ class PageChannel:
     def __init__(
         self,
         *,
-        on_text: Callable[[str], Awaitable[None]],
+        on_text: Callable[[str, str | None], Awaitable[None]],
+        tools: Callable[[], set[str]] = set,
         on_interrupt: Callable[[str], object],
         approvals: Approvals | None = None,
         session_id: str = "",
     ) -> None:
         self.on_text = on_text
+        self.tools = tools  # the tool names a typed message may require
         self.on_interrupt = on_interrupt
         self.approvals = approvals
         self.session_id = session_id
@@ -186,14 +192,15 @@ class PageChannel:
         kind = message["type"]
         if kind == "text":
             text = self._text(message)
-            if text is not None:
-                await self.on_text(text)
+            tool = self._tool(message)
+            if text is not None and tool is not False:
+                await self.on_text(text, tool if isinstance(tool, str) else None)
         elif kind == "interrupt":
             self.on_interrupt("button")
         elif kind == "approval":
             decision = self._decision(message)
             if decision is not None:
-                await self.on_text(decision)
+                await self.on_text(decision, None)
         elif kind in self.handlers:
             await self.handlers[kind](message)
         else:
@@ -214,6 +221,17 @@ class PageChannel:
             )
             return None
         return text.strip()
+
+    def _tool(self, message: dict[str, Any]) -> str | bool | None:
+        """The tool a typed message requires: None for none, False (error sent) if unknown."""
+        tool = message.get("tool")
+        if tool is None:
+            return None
+        if not isinstance(tool, str) or tool not in self.tools():
+            shown = str(tool)[:60]
+            self.send(ErrorEvent(f'"tool" names no tool Annie has: {shown!r}', where=WHERE))
+            return False
+        return tool
 
     # --- the approval card ------------------------------------------------------------------
 

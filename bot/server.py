@@ -159,6 +159,10 @@ def engine_slots(llm: LLM | None) -> int | None:
     return llm.max_parallel if llm is not None and llm.backend == "server" else None
 
 
+def cache_bytes(llm: LLM | None) -> int:
+    return llm.cache_bytes if llm is not None else 0
+
+
 STATE: web.AppKey[ServerState] = web.AppKey("annie_state", ServerState)
 
 
@@ -198,6 +202,9 @@ async def healthz(request: web.Request) -> web.Response:
             # What must not grow over a long run (the reliability soak reads these).
             "tasks": len(asyncio.all_tasks()),
             "peers": len(state.connections) + state.pending,
+            # Saved model states: bounded by models.llm_checkpoints, and the part of resident
+            # memory that grows with the conversation by design.
+            "llm_cache_mb": round(cache_bytes(state.loaded_llm()) / 2**20, 1),
         }
     )
 

@@ -147,6 +147,9 @@ class Session:
         Returns False when there is nothing to amend."""
         return amend_interrupted(self.conv, self.log, turn_id, delivered_text)
 
+    def tool_names(self) -> list[str]:
+        return self.tools.registry.names
+
     async def handle_text(
         self, text: str, *, turn_id: str | None = None, tool_choice: str | None = None
     ) -> AsyncIterator[Event]:

@@ -84,6 +84,7 @@ class VoiceSession:
         self.stats = VoiceStats()
         self.page = PageChannel(
             on_text=self.submit_text,
+            tools=self._tool_names,
             on_interrupt=self.interrupt,
             approvals=approvals,
             session_id=session_id,
@@ -151,12 +152,16 @@ class VoiceSession:
 
     # --- turns ------------------------------------------------------------------------------
 
-    async def submit_text(self, text: str) -> None:
-        """Typed text from the page: the same loop, without the recognizer."""
+    async def submit_text(self, text: str, tool_choice: str | None = None) -> None:
+        """Typed text from the page: the same loop, without the recognizer. `tool_choice`
+        names a tool the answer must call first."""
         clock = TurnClock(turn_id=new_turn_id(), source="text", origin=time.monotonic())
-        await self.start_turn(text, clock)
+        await self.start_turn(text, clock, tool_choice)
 
-    async def start_turn(self, text: str, clock: TurnClock) -> None:
+    def _tool_names(self) -> set[str]:
+        return set(self.session.tool_names())
+
+    async def start_turn(self, text: str, clock: TurnClock, tool_choice: str | None = None) -> None:
         async with self._turn_lock:
             previous = self._active
             if previous is not None:
@@ -168,16 +173,18 @@ class VoiceSession:
             utterance = Utterance(clock.turn_id, self.tts, self.output, self._on_first_frame)
             active = ActiveTurn(clock, utterance)
             self._active = active
-            active.task = self._spawn(self._run_turn(text, active))
+            active.task = self._spawn(self._run_turn(text, active, tool_choice))
 
-    async def _run_turn(self, text: str, active: ActiveTurn) -> None:
+    async def _run_turn(self, text: str, active: ActiveTurn, tool_choice: str | None) -> None:
         clock = active.clock
         utterance = active.utterance
         chunker = SentenceChunker()
         self.send(VoiceState("thinking", clock.turn_id))
         clock.started = time.monotonic()
         try:
-            async for event in self.session.handle_text(text, turn_id=clock.turn_id):
+            async for event in self.session.handle_text(
+                text, turn_id=clock.turn_id, tool_choice=tool_choice
+            ):
                 self._observe(event, active)
                 self.send(event)
                 if active.interrupted:

@@ -22,7 +22,12 @@ from bot.turn_timing import TurnClock
 class TurnSession(Protocol):
     """What the voice loop needs from the conversation session."""
 
-    def handle_text(self, text: str, *, turn_id: str) -> AsyncIterator[Event]: ...
+    def handle_text(
+        self, text: str, *, turn_id: str, tool_choice: str | None = None
+    ) -> AsyncIterator[Event]: ...
+
+    def tool_names(self) -> list[str]:
+        """The tools a turn may require by name."""
 
     def cancel(self, delivered_text: str | None = None) -> Any:
         """Barge-in while the answer is being generated: stop, keep what was heard."""

@@ -32,8 +32,11 @@ LINE_CHARS = 240
 RECENT_SESSIONS = 4
 MODEL_KINDS = ("user", "assistant", "state_answer", "tool_call", "tool_result")
 
-# Importance ranks: lower is kept first. Within a rank, lines keep their display order.
-_NEWEST, _LIVE, _EARLIER, _PROTECTED, _NOTES, _DESCRIPTIVE = range(6)
+# Importance ranks: lower is kept first. Within a rank, lines keep their display order. The
+# newest session's last exchange comes before everything: it is what the user will pick up.
+_LAST, _NEWEST, _LIVE, _EARLIER, _PROTECTED, _NOTES, _DESCRIPTIVE = range(7)
+# Event kinds that read as one side of the conversation (a state answer is Annie's answer).
+_SPOKEN = ("user", "assistant", "state_answer")
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ def _load(store: Store, prev: SessionRow, protects: Mapping[str, str] | None) ->
         earlier = Checkpoint.from_json(row.data)
         rebuilt.summary = rebuilt.summary or row.summary or earlier.summary
         cp = merge(earlier, rebuilt)
+    # entry_from_event has already made state answers "assistant".
     tail = [e for e in entries if e.kind in ("user", "assistant") and e.text.strip()]
     return PreviousSession(prev, cp, tail[-TAIL_ENTRIES:], row.id if row is not None else "", True)
 
@@ -135,7 +139,7 @@ def _tail_from_ids(store: Store, ids: list[str]) -> list[LogEntry]:
     out: list[LogEntry] = []
     for event_id in ids:
         ev = store.events.get(event_id)
-        if ev is not None and ev.kind in ("user", "assistant") and ev.content.strip():
+        if ev is not None and ev.kind in _SPOKEN and ev.content.strip():
             out.append(entry_from_event(ev.id, ev.kind, ev.content, ev.name))
     return out[-TAIL_ENTRIES:]
 
@@ -168,7 +172,7 @@ def _session_lines(prev: PreviousSession, key: str, newest: bool) -> list[Line]:
         header = f"{'Last' if newest else 'Earlier'} conversation ({when} UTC, {how}):"
     else:
         header = "Earlier conversation:"
-    lines = [Line(header, src, rank=top, origin=key, header=True)]
+    lines = [Line(header, src, rank=_LAST if newest else top, origin=key, header=True)]
 
     def add(text: str, ids: list[str], rank: int, section: str = "briefing") -> None:
         lines.append(Line(text, ids, section, rank, key))
@@ -181,15 +185,13 @@ def _session_lines(prev: PreviousSession, key: str, newest: bool) -> list[Line]:
         add(f"Goal: {_clip(cp.goal)}", src, top)
         said += " " + " ".join(cp.goal.split())
     if newest:
-        tail = prev.tail
-        unanswered = tail[-1] if tail and tail[-1].kind == "user" else None
-        for entry in (tail[:-1] if unanswered else tail)[-2:]:
-            if entry.kind == "user" and " ".join(entry.text.split()) in said:
-                continue
-            who = "User" if entry.kind == "user" else "Annie"
-            add(f"{who} said last: {_clip(entry.text, 160)}", [entry.id], top)
+        asked, answer, unanswered = _last_exchange(prev.tail)
+        if asked is not None and " ".join(asked.text.split()) not in said:
+            add(f"User said last: {_clip(asked.text, 160)}", [asked.id], top)
+        if answer is not None:
+            add(f"Annie answered: {_clip(answer.text, 160)}", [answer.id], _LAST)
         if unanswered is not None:
-            add(f"Unanswered when it ended: {_clip(unanswered.text, 160)}", [unanswered.id], top)
+            add(f"Unanswered when it ended: {_clip(unanswered.text, 160)}", [unanswered.id], _LAST)
     for c in cp.corrections:
         add(f"Correction: {c}", src, top if newest else _PROTECTED)
     for c in cp.commitments:
@@ -205,6 +207,19 @@ def _session_lines(prev: PreviousSession, key: str, newest: bool) -> list[Line]:
     if cp.ids:
         add(f"Ids mentioned: {', '.join(cp.ids)}", src, _PROTECTED if newest else _DESCRIPTIVE)
     return lines if len(lines) > 1 else []
+
+
+def _last_exchange(
+    tail: list[LogEntry],
+) -> tuple[LogEntry | None, LogEntry | None, LogEntry | None]:
+    """The last completed exchange (the user's words, Annie's answer) and a request after it
+    that got no answer. Anything of either side may be missing."""
+    unanswered = tail[-1] if tail and tail[-1].kind == "user" else None
+    answered = tail[:-1] if unanswered is not None else tail
+    answer = answered[-1] if answered and answered[-1].kind == "assistant" else None
+    before = answered[:-1] if answer is not None else answered
+    asked = before[-1] if before and before[-1].kind == "user" else None
+    return asked, answer, unanswered
 
 
 def _key(prev: PreviousSession) -> str:

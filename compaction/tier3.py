@@ -2,9 +2,12 @@
 
 The session's running checkpoint is merged with everything still in view, the live tables are
 re-read, and the result goes to the store as a tier-3 checkpoint with the ids of the verbatim
-tail, which is what the next session's briefing (`compaction.briefing`) is built from. The
-model may polish the summary for at most `compaction.tier3_summary_s`; after that the rules'
-checkpoint is saved as it is.
+tail, which is what the next session's briefing (`compaction.briefing`) is built from.
+
+The rules' checkpoint is saved first, at once, so a session that is gone is on disk within
+milliseconds whatever the model is doing (a kill -9 a moment later loses nothing). The model
+may then polish the summary for at most `compaction.tier3_summary_s`; a polished checkpoint is
+saved as a newer row, which the next briefing prefers.
 """
 
 from __future__ import annotations
@@ -34,18 +37,24 @@ async def persist(
     before = ledger.usage(conv).total
     visible = [item for item in conv.items if item.kind != "summary"]
     entries = entries_from_items(visible)
-    cancel = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    timer = loop.call_later(summary_s, cancel.set)
-    try:
-        cp = await writer.next_checkpoint(entries, cancel=cancel)
-    except SummaryCancelled:
-        cp = await writer.next_checkpoint(entries, cancel=cancel, use_model=False)
-    finally:
-        timer.cancel()
     plan = plan_tier2(conv, ledger, tail_budget=tail_budget)
     tail_ids = event_ids(conv.items[plan.cut :])
+    cancel = asyncio.Event()
+    cp = await writer.next_checkpoint(entries, cancel=cancel, use_model=False)
     checkpoint_id = writer.save(cp, tier=3, tail_event_ids=tail_ids)
+    source = writer.last_source
+    if summary_s > 0 and writer.ctx.llm is not None and entries:
+        timer = asyncio.get_running_loop().call_later(summary_s, cancel.set)
+        try:
+            polished = await writer.next_checkpoint(entries, cancel=cancel)
+        except SummaryCancelled:
+            pass  # too slow: the rules' checkpoint already saved stands
+        else:
+            if writer.last_source != "rules (model failed)":
+                checkpoint_id = writer.save(polished, tier=3, tail_event_ids=tail_ids)
+                cp, source = polished, writer.last_source
+        finally:
+            timer.cancel()
     writer.commit(cp)
     after = ledger.count(render(cp))
     return CompactionEvent(
@@ -57,6 +66,6 @@ async def persist(
         duration_ms=(time.perf_counter() - started) * 1000,
         detail=(
             f"persisted {checkpoint_id} with a tail of {len(tail_ids)} events for the next "
-            f"session; summary by {writer.last_source}"
+            f"session; summary by {source}"
         ),
     )

@@ -111,6 +111,12 @@ class LLM(ABC):
         """The model as a person would name it in a status line."""
         return self.path.name
 
+    @property
+    def cache_bytes(self) -> int:
+        """Memory held in saved model states (at most `models.llm_checkpoints` of them); an
+        engine in another process holds its own, and reports 0 here."""
+        return 0
+
     @abstractmethod
     def tokenize(self, text: str) -> list[int]:
         """Exact token ids for rendered prompt text (special tokens parsed)."""

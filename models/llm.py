@@ -115,6 +115,17 @@ class LlamaLLM(ThreadedLLM):
         raw: bytes = self._llama.detokenize(list(tokens), special=True)
         return raw.decode("utf-8", errors="replace")
 
+    @property
+    def cache_bytes(self) -> int:
+        # Read from the event loop while the worker may save or evict one: retry on a race.
+        for _ in range(3):
+            try:
+                held = list(self._cache.checkpoints.values())
+            except RuntimeError:
+                continue
+            return sum(cp.state.buf.nbytes + cp.state.logits.nbytes for cp in held if cp.state)
+        return 0
+
     # -- engine (worker thread only) ------------------------------------------------------
 
     def _save_state(self) -> _State:

@@ -192,16 +192,16 @@ def table(r: dict[str, Any]) -> str:
 
 def _soak_rows(s: dict[str, Any]) -> list[str]:
     first, last = s["latency_first"], s["latency_last"]
-    growth = s["rss_growth_mb"]
+    growth = s["rss_growth_less_cache_mb"]
     return [
         f"soak ({s['minutes']} min: {s['turns']} spoken turns, {s['failed']} failed, "
         f"{s['barge_ins']} barge-ins ({s['barge_misses']} missed), {s['reconnects']} reconnects)",
         _row(
             "RSS MB after warm-up → end (peak)",
             f"{s['rss_mb_start']} → {s['rss_mb_end']} ({s['rss_mb_peak']})",
-            "< 50 MB growth",
-            growth < 50,
         ),
+        _row("saved model states MB (bounded)", " → ".join(map(str, s["cache_mb"]))),
+        _row("RSS growth less saved states MB", growth, "< 50", growth < 50),
         _row(
             "open fds start → end",
             " → ".join(map(str, s["fds"])),
@@ -220,7 +220,18 @@ def _soak_rows(s: dict[str, Any]) -> list[str]:
             "0",
             s["sessions_after"] == 0,
         ),
-        _row("asyncio tasks / peer connections", f"{s['tasks']} / {s['peers']}", "needs /healthz"),
+        _row(
+            "asyncio tasks start → end",
+            " → ".join(map(str, s["tasks"])),
+            "no growth",
+            s["tasks"][1] <= s["tasks"][0],
+        ),
+        _row(
+            "peer connections start → end",
+            " → ".join(map(str, s["peers"])),
+            "0 at the end",
+            s["peers"][1] == 0,
+        ),
         _row(
             "voice-to-voice ms p50/p95, first", f"{first['p50']} / {first['p95']} (n={first['n']})"
         ),

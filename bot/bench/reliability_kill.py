@@ -36,7 +36,7 @@ from testkit.reliability import (
 )
 
 MOMENTS = ("transcription", "generation", "tool_call", "compaction", "tier3")
-TOOL_REQUEST = "Use the add_task tool to add the task: call the plumber about the boiler."
+TOOL_REQUEST = "Use the create_task tool to add the task: call the plumber about the boiler."
 # Pasted notes, about 2,000 tokens in all: with the ~2,000-token fixed head that passes tier 2
 # (80%) of the 4,096 window. In pieces, since the page's typed text is capped at 4,000 chars.
 _NOTES = [
@@ -166,7 +166,7 @@ async def _reach(
         client.send_text(rng.choice(MODEL_QUESTIONS))
         sign, delay = after("assistant_delta"), rng.uniform(0.0, 1.0)
     elif moment == "tool_call":
-        client.send_text(TOOL_REQUEST)
+        client.send({"type": "text", "text": TOOL_REQUEST, "tool": "create_task"})
         sign, delay = after("tool_call"), rng.uniform(0.0, 0.3)
         # The answer ending first means the model chose not to call a tool.
         with contextlib.suppress(TimeoutError):

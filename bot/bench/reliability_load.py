@@ -158,14 +158,26 @@ def _soak_summary(got: _Soak, run_s: float) -> dict[str, Any]:
         "rss_mb_end": round(end.rss_kb / 1024, 1),
         "rss_mb_peak": round(peak / 1024, 1),
         "rss_growth_mb": round((end.rss_kb - start.rss_kb) / 1024, 1),
+        # The saved model states grow with the conversation up to models.llm_checkpoints of
+        # them, by design; what grows beyond them is what could be a leak.
+        "cache_mb": [start.health.get("llm_cache_mb"), end.health.get("llm_cache_mb")],
+        "rss_growth_less_cache_mb": round(
+            (end.rss_kb - start.rss_kb) / 1024
+            - (end.health.get("llm_cache_mb") or 0.0)
+            + (start.health.get("llm_cache_mb") or 0.0),
+            1,
+        ),
         "fds": [start.fds, end.fds],
         "threads": [start.threads, end.threads],
         "sessions_after": end.health.get("sessions"),
-        "tasks": end.health.get("tasks"),  # only if /healthz reports them
-        "peers": end.health.get("peers"),
+        "tasks": [start.health.get("tasks"), end.health.get("tasks")],
+        "peers": [start.health.get("peers"), end.health.get("peers")],
         "latency_first": {"n": len(first), "p50": pct(first, 50), "p95": pct(first, 95)},
         "latency_last": {"n": len(last), "p50": pct(last, 50), "p95": pct(last, 95)},
-        "samples": [(round(t), s.rss_kb // 1024, s.fds, s.threads) for t, s in got.samples],
+        "samples": [
+            (round(t), s.rss_kb // 1024, s.health.get("llm_cache_mb"), s.fds, s.threads)
+            for t, s in got.samples
+        ],
     }
 
 

@@ -68,15 +68,16 @@ async def test_two_minute_soak(tmp_path: Path, speech: Speech) -> None:
         s = await run_soak(server, speech, 2.0)
     assert s["failed"] == 0, s["failures"]
     assert s["turns"] >= 4 and s["reconnects"] >= 1 and s["barge_ins"] >= 1
-    assert s["rss_growth_mb"] < 50, s["samples"]
+    # Resident memory may grow by the saved model states (bounded by models.llm_checkpoints,
+    # and reported by /healthz); beyond them, growth is what a leak would show as.
+    assert s["rss_growth_less_cache_mb"] < 50, s["samples"]
     assert s["fds"][1] <= s["fds"][0] + 2, s["samples"]
     assert s["threads"][1] <= s["threads"][0] + 2, s["samples"]
     assert s["sessions_after"] == 0
     first, last = s["latency_first"], s["latency_last"]
     assert first["n"] and last["n"]
     assert last["p50"] <= 1.5 * first["p50"] + 300, (first, last)
-    # Not observable from outside today: the server must report these in /healthz.
-    assert s["tasks"] is not None and s["peers"] is not None, "/healthz lacks tasks and peers"
+    assert s["tasks"][1] <= s["tasks"][0] and s["peers"][1] == 0, s
 
 
 async def test_max_sessions_at_once_without_cross_talk(up: ServerProcess, speech: Speech) -> None:

@@ -75,3 +75,26 @@ def test_the_briefing_stays_within_its_budget_most_important_first(
     # Notes are their own section, never a text marker a reader would parse back.
     assert big.notes == ["The bakery on Elm Street closes at six."] and note in big.source_ids
     assert "The bakery" not in big.text
+
+
+def test_a_small_budget_keeps_the_last_exchange_a_state_answer_included(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    # At a 4,096 window the briefing has under 100 tokens: the last thing said survives it,
+    # ahead of a long summary, whether the session closed cleanly or was killed.
+    store = Store(tmp_path / "annie.db")
+    for tier3 in (True, False):
+        sid = store.sessions.start()
+        store.events.append(sid, "user", "Remind me to water the tomatoes in bed four.")
+        store.events.append(sid, "assistant", "I'll remind you tomorrow morning.")
+        asked = store.events.append(sid, "user", "Are there any tasks pending on me?")
+        answer = store.events.append(sid, "state_answer", "One task is pending on you: cake.")
+        if tier3:
+            cp = Checkpoint(summary="We talked about the garden and the party. " * 8)
+            store.checkpoints.save(sid, 3, cp.to_json(), cp.summary, [asked, answer])
+        current = store.sessions.start()
+        b = build_briefing(store, budget=60, count=tokenizer.count, current_session_id=current)
+        assert b.tokens <= 60 and b.session_id == sid, b.text
+        assert "Annie answered: One task is pending on you: cake." in b.text, b.text
+        assert answer in b.source_ids
+        assert b.text.count("said last") <= 1, b.text

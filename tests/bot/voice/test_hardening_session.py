@@ -25,7 +25,7 @@ from bot.page_channel import MAX_MESSAGE_CHARS, MAX_QUEUED, MAX_TEXT_CHARS
 from bot.server import Engines
 from config import Settings
 from memory.store import Store
-from models.base import VAD, Tokenizer
+from models.base import LLM, VAD, Tokenizer
 from models.fakes import ScriptedLLM
 from testkit.peer import VoiceClient
 from tests.bot.voice.conftest import serve
@@ -101,6 +101,28 @@ async def test_junk_on_the_data_channel_gets_error_events_and_the_server_stays_u
         assert not client.of_type("assistant_done")  # nothing of that started a turn
         assert await healthy(port_of(server.url))
         await answered(client, "hello there")  # and the session still works
+        await client.close()
+
+
+async def test_typed_text_may_require_a_tool_and_an_unknown_one_is_refused(
+    voice_settings: Settings, engines: Engines, llm: LLM, store: Store
+) -> None:
+    # The real small model, which does not call tools unasked: the named tool is called anyway.
+    async with serve(voice_settings, engines, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.send({"type": "text", "text": "Water the roses.", "tool": "launch_rockets"})
+        await client.wait_for(lambda c: errors(c), 10, "an error for the unknown tool")
+        assert "launch_rockets" in errors(client)[-1]
+        assert not client.of_type("assistant_done")  # refused, not answered without it
+        client.send({"type": "text", "text": "Water the roses.", "tool": "create_task"})
+        await client.wait_for(lambda c: c.of_type("assistant_done"), 240, "the answer")
+        calls = client.of_type("tool_call")
+        assert calls and calls[0]["name"] == "create_task", client.events
+        results = client.of_type("tool_result")
+        assert results and results[0]["name"] == "create_task", client.events
+        # Whatever arguments the small model chose, the call ran and reached the store.
+        assert results[0]["ok"] and len(store.tasks.find()) == 1, results[0]
         await client.close()
 
 
