@@ -29,6 +29,7 @@ from models.base import (
     VADStream,
 )
 from models.resolver import ROLES, detect_device, resolve
+from models.turn import TurnDetector
 
 if TYPE_CHECKING:
     from config import Settings
@@ -51,6 +52,7 @@ __all__ = [
     "ToolCall",
     "ToolCallError",
     "Transcript",
+    "TurnDetector",
     "VADStream",
     "detect_device",
     "load_embedder",
@@ -58,6 +60,7 @@ __all__ = [
     "load_stt",
     "load_tokenizer",
     "load_tts",
+    "load_turn_detector",
     "load_vad",
     "resolve",
 ]
@@ -110,3 +113,11 @@ def load_vad(settings: Settings) -> VAD:
     from models.vad import SileroVAD
 
     return SileroVAD(resolve("vad", settings))
+
+
+def load_turn_detector(settings: Settings) -> TurnDetector:
+    """Smart Turn v3.2 on onnxruntime, one core: `models.turn_path`, else pipecat-ai's copy."""
+    from models.turn import SmartTurnDetector, find_smart_turn
+
+    # getattr until models.turn_path is in config/settings.py; then settings.models.turn_path.
+    return SmartTurnDetector(find_smart_turn(getattr(settings.models, "turn_path", "")))

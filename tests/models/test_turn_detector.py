@@ -1,0 +1,164 @@
+"""Smart Turn v3.2 on recorded Piper turns: finished sentences against ones stopped in a pause.
+
+The clips (tests/fixtures/turn/, made by testkit/turn_fixtures.py) end in 200 ms of silence,
+the short silence at which the runtime first asks. Two of them are judged wrongly there, and
+are kept as strict expected failures so that the record says where the model is weak: a
+change of model or features that fixes (or moves) them shows up here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from config import Settings
+from models import ModelError, TurnDetector, load_turn_detector
+from models.turn import MODEL_FILE, SmartTurnDetector, find_smart_turn, last_window
+from testkit.turn_fixtures import CLIPS, RATE, TurnClip, read_clip
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KNOWN_MISSES = {
+    "pending_question": "Piper's rising yes/no contour reads as unfinished after only 200 ms "
+    "of silence (0.38 here; 0.34-0.92 over twelve renditions); 0.98 after 500 ms",
+    "remind_call_cut": "'Remind me to call,' in Piper's voice sounds finished to Smart Turn "
+    "(0.94 here; 0.85-0.98 over six renditions)",
+}
+
+
+def _case(clip: TurnClip) -> object:
+    if clip.name in KNOWN_MISSES:
+        mark = pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[clip.name])
+        return pytest.param(clip, id=clip.name, marks=mark)
+    return pytest.param(clip, id=clip.name)
+
+
+@pytest.fixture(scope="module")
+def detector(model_settings: Settings) -> TurnDetector:
+    return load_turn_detector(model_settings)
+
+
+@pytest.mark.parametrize("clip", [_case(c) for c in CLIPS])
+def test_finished_turns_are_complete_and_paused_ones_are_not(
+    detector: TurnDetector, clip: TurnClip
+) -> None:
+    p = detector.complete_probability(read_clip(clip))
+    assert 0.0 <= p <= 1.0
+    assert (p > detector.threshold) == clip.complete, f"{clip.name} ({clip.spoken!r}): p={p:.3f}"
+
+
+def test_half_a_second_of_silence_settles_the_status_question(detector: TurnDetector) -> None:
+    """Asking again as the silence grows is what rescues the borderline question, and the
+    paused sentences are still unfinished at that point."""
+    more = np.zeros(int(0.3 * RATE), np.float32)
+    for clip in CLIPS:
+        if clip.name == "remind_call_cut":
+            continue
+        p = detector.complete_probability(np.concatenate([read_clip(clip), more]))
+        assert (p > detector.threshold) == clip.complete, f"{clip.name} at 500 ms: p={p:.3f}"
+
+
+def test_probabilities_equal_pipecats_own_analyzer(detector: TurnDetector) -> None:
+    """The same numbers as `LocalSmartTurnAnalyzerV3`, run in a child process because
+    importing pipecat replaces asyncio.wait_for (Python < 3.12) in the importing process."""
+    script = (
+        "import json, sys\n"
+        "from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import "
+        "LocalSmartTurnAnalyzerV3\n"
+        "from testkit.turn_fixtures import CLIPS, read_clip\n"
+        "a = LocalSmartTurnAnalyzerV3(sample_rate=16000)\n"
+        "out = {c.name: a._predict_endpoint(read_clip(c))['probability'] for c in CLIPS}\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "LOGURU_LEVEL": "WARNING"},
+    )
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    for clip in CLIPS:
+        ours = detector.complete_probability(read_clip(clip))
+        assert ours == pytest.approx(theirs[clip.name], abs=1e-5), clip.name
+
+
+def test_loading_it_leaves_asyncio_alone(annie_home: Path) -> None:
+    """The detector uses pipecat's files without importing the `pipecat` package (whose
+    `__init__` swaps asyncio.wait_for); checked in a fresh process, which nothing else
+    has imported pipecat into."""
+    script = (
+        "import asyncio, sys\n"
+        "import numpy as np\n"
+        "from config import load_settings\n"
+        "from models import load_turn_detector\n"
+        "load_turn_detector(load_settings()).complete_probability(np.zeros(16000, np.float32))\n"
+        "print('pipecat' in sys.modules, asyncio.wait_for.__module__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "ANNIE_HOME": str(annie_home)},
+    )
+    assert done.stdout.split() == ["False", "asyncio.tasks"]
+
+
+def test_one_session_serves_threads_at_once(detector: TurnDetector) -> None:
+    clips = [read_clip(c) for c in CLIPS] * 2
+    alone = [detector.complete_probability(pcm) for pcm in clips]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(detector.complete_probability, clips))
+    assert together == alone
+
+
+async def test_judge_runs_in_a_worker_thread(detector: TurnDetector) -> None:
+    pcm = read_clip(CLIPS[0])
+    assert await detector.judge(pcm) == detector.complete_probability(pcm)
+
+
+def test_only_the_last_eight_seconds_count(detector: TurnDetector) -> None:
+    pcm = read_clip(CLIPS[0])
+    window = last_window(pcm)  # silence in front, up to 8 s
+    assert len(window) == 8 * RATE
+    noise = np.random.default_rng(0).uniform(-0.5, 0.5, 3 * RATE).astype(np.float32)
+    assert detector.complete_probability(np.concatenate([noise, window])) == (
+        detector.complete_probability(pcm)
+    )
+    with pytest.raises(ValueError):
+        detector.complete_probability(np.zeros(0, np.float32))
+
+
+def test_the_default_model_is_the_one_pipecat_ships() -> None:
+    path = find_smart_turn("")
+    assert path.name == MODEL_FILE
+    assert "pipecat" in path.parts
+    assert path.stat().st_size > 1_000_000
+
+
+def test_a_missing_model_path_is_named_with_the_fix(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "smart-turn.onnx"
+    for load in (lambda: find_smart_turn(str(missing)), lambda: SmartTurnDetector(missing)):
+        with pytest.raises(ModelError) as err:
+            load()
+        assert str(missing) in str(err.value)
+        assert "models.turn_path" in str(err.value)
+
+
+def test_a_file_that_is_not_smart_turn_is_refused(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.onnx"
+    bogus.write_bytes(b"not a model")
+    with pytest.raises(ModelError) as err:
+        SmartTurnDetector(bogus)
+    assert str(bogus) in str(err.value)
