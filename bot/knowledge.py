@@ -143,7 +143,16 @@ class Panels:
     live: list[Panel] = field(default_factory=list)
 
     def __call__(self, voice: VoiceSession) -> None:
-        self.live.append(Panel(voice, self))
+        panel = Panel(voice, self)
+        self.live.append(panel)
+        # Dropped as its connection closes: a closed page's panel would keep the whole
+        # connection alive (its audio input, resampler threads and buffers) until the next
+        # change to the records, which a long run of status questions never makes.
+        task = asyncio.ensure_future(voice.closed.wait())
+        task.add_done_callback(lambda _: self._drop(panel))
+
+    def _drop(self, panel: Panel) -> None:
+        self.live = [p for p in self.live if p is not panel and not p.voice.closed.is_set()]
 
     def changed(self) -> None:
         """The records may have changed: every open page gets a fresh snapshot soon."""

@@ -10,6 +10,8 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,17 +26,36 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
+def _voice(path: Path) -> Any:
+    """The voice, its onnxruntime session without the CPU memory arena. With the arena (what
+    `PiperVoice.load` gives) every sentence longer than any before grows it, and it is never
+    given back: resident memory rose by 350 MB after one 270-character sentence and stayed
+    there. Without it each run's buffers are freed when the run ends."""
+    import json
+
+    import onnxruntime
+    from piper import PiperVoice
+    from piper.config import PiperConfig
+
+    with open(f"{path}.json", encoding="utf-8") as f:
+        config = PiperConfig.from_dict(json.load(f))
+    opts = onnxruntime.SessionOptions()
+    opts.enable_cpu_mem_arena = False
+    session = onnxruntime.InferenceSession(
+        str(path), sess_options=opts, providers=["CPUExecutionProvider"]
+    )
+    return PiperVoice(session=session, config=config)
+
+
 class PiperTTS(TTS):
     """A Piper voice (.onnx plus its .onnx.json)."""
 
     def __init__(self, resolved: Resolved) -> None:
-        from piper import PiperVoice
-
         self.resolved = resolved
         self.path = resolved.path
         t0 = time.perf_counter()
         try:
-            self._voice = PiperVoice.load(str(resolved.path))
+            self._voice = _voice(resolved.path)
         except Exception as exc:
             raise ModelError(
                 f"could not load the Piper voice {resolved.path}: {exc}. Fix: pip install "
