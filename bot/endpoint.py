@@ -3,8 +3,16 @@
 Fed one 32 ms frame at a time with its VAD probability, the endpointer keeps a short pre-roll
 so the first syllable is not clipped, confirms speech only after `min_speech_ms` of voiced
 frames (a cough or a click never becomes a turn), and ends the utterance after `silence_ms`
-of silence. Hysteresis: speech starts at `threshold` and keeps going down to `threshold - 0.15`
-(Silero's own recommendation), so a soft word in the middle does not split a sentence.
+of silence. Hysteresis: speech starts at `threshold` and keeps going down to
+`threshold - 0.15` (Silero's own recommendation), so a soft word in the middle does not split
+a sentence.
+
+With `ask_after_ms` set (semantic endpointing), a pause that reaches it is announced as
+`SpeechPaused`, again every `recheck_ms` while it lasts up to `recheck_until_ms`: the caller
+asks a turn detector and calls `end_turn` when the speaker has finished. `silence_ms` is then
+the longest pause, which ends the turn without the detector's word; speech after an
+announced pause is `SpeechResumed`, so anything started for the pause can be dropped.
+
 Pure and clock-free: time is counted in frames, so tests drive it with synthetic probabilities.
 """
 
@@ -34,9 +42,27 @@ class EndpointConfig:
     min_speech_ms: float = 250.0
     pre_roll_ms: float = 200.0
     max_speech_ms: float = 30000.0
+    # Semantic endpointing: when a pause is first announced (0: off, a fixed window) and how
+    # often again while it lasts.
+    ask_after_ms: float = 0.0
+    recheck_ms: float = 100.0
+    recheck_until_ms: float = 0.0
 
     @classmethod
-    def from_settings(cls, vad: VadSettings) -> EndpointConfig:
+    def from_settings(cls, vad: VadSettings, *, semantic: bool = False) -> EndpointConfig:
+        """The fixed window, or with `semantic` the detector's short and long silences."""
+        if semantic:
+            # The pause's speech must already end where the utterance would (the voiced
+            # frames plus the kept tail), so a transcript started then is the final one.
+            return cls(
+                threshold=vad.threshold,
+                silence_ms=float(vad.turn_max_silence_ms),
+                min_speech_ms=float(vad.min_speech_ms),
+                pre_roll_ms=float(vad.pre_roll_ms),
+                ask_after_ms=max(float(vad.turn_short_silence_ms), _TAIL_MS + FRAME_MS),
+                recheck_ms=max(FRAME_MS, float(vad.turn_recheck_ms)),
+                recheck_until_ms=float(vad.turn_recheck_until_ms),
+            )
         return cls(
             threshold=vad.threshold,
             silence_ms=float(vad.silence_ms),
@@ -62,8 +88,10 @@ class SpeechStarted:
 class SpeechEnded:
     """An utterance: 16 kHz mono audio (with pre-roll), and when speech really ended.
 
-    `end_ms` is the end of the last voiced frame; `fired_ms` is when the silence window
-    closed (`end_ms + silence_ms`, give or take a frame).
+    `end_ms` is the end of the last voiced frame; `fired_ms` is when the turn was ended.
+    `rule` says what ended it: "silence" (the fixed window), "detector" (the turn detector
+    judged it finished), "silence limit" (the longest pause, semantic mode) or "max length".
+    `pause` numbers the pause that ended it within the utterance.
     """
 
     pcm: Pcm
@@ -72,6 +100,8 @@ class SpeechEnded:
     fired_ms: float
     voiced_ms: float
     forced: bool = False
+    rule: str = "silence"
+    pause: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,7 +111,25 @@ class SpeechDiscarded:
     voiced_ms: float
 
 
-EndpointEvent = SpeechStarted | SpeechEnded | SpeechDiscarded
+@dataclass(frozen=True)
+class SpeechPaused:
+    """Semantic mode: the current pause has lasted `silence_ms`; ask whether the turn is over.
+    `pause` numbers pauses within the utterance (the same number for each recheck), and
+    `first` marks the first ask of a pause."""
+
+    pause: int
+    silence_ms: float
+    first: bool = True
+
+
+@dataclass(frozen=True)
+class SpeechResumed:
+    """The speaker went on after announced pause `pause`: its judgement no longer stands."""
+
+    pause: int
+
+
+EndpointEvent = SpeechStarted | SpeechEnded | SpeechDiscarded | SpeechPaused | SpeechResumed
 
 
 class Endpointer:
@@ -102,6 +150,8 @@ class Endpointer:
         self._voiced_ms = 0.0
         self._silence_run_ms = 0.0
         self._frames_at_last_voiced = 0
+        self.pause = 0
+        self._next_ask_ms = self.config.ask_after_ms
 
     @property
     def now_ms(self) -> float:
@@ -123,10 +173,27 @@ class Endpointer:
         return self.phase is Phase.SPEECH
 
     def audio_so_far(self) -> Pcm:
-        """The current utterance's audio up to now (for partial transcripts)."""
+        """The current utterance's audio up to now, silence included (partial transcripts,
+        and the turn detector, which hears the pause too)."""
         if not self._frames:
             return np.zeros(0, dtype=np.float32)
         return np.concatenate(self._frames)
+
+    def speech_so_far(self) -> Pcm:
+        """The audio the utterance would end with if it ended now: up to the last voiced
+        frame plus the kept tail (what a speculative transcript is made of)."""
+        frames = self._frames[: self._frames_at_last_voiced + round(_TAIL_MS / FRAME_MS)]
+        if not frames:
+            return np.zeros(0, dtype=np.float32)
+        return np.concatenate(frames).astype(np.float32, copy=False)
+
+    def end_turn(self, rule: str = "detector") -> SpeechEnded | None:
+        """End the utterance now (the turn detector said it is finished); None unless an
+        utterance is in a pause."""
+        if self.phase is not Phase.SPEECH or self._silence_run_ms <= 0:
+            return None
+        ended = self._finish(forced=False, rule=rule)
+        return ended if isinstance(ended, SpeechEnded) else None
 
     def push(self, frame: Pcm, probability: float) -> list[EndpointEvent]:
         cfg = self.config
@@ -154,6 +221,10 @@ class Endpointer:
             self._voiced_ms += FRAME_MS
             self._silence_run_ms = 0.0
             self._mark_voiced()
+            if self._next_ask_ms > cfg.ask_after_ms:  # a pause was announced, and it is over
+                events.append(SpeechResumed(self.pause))
+                self.pause += 1
+                self._next_ask_ms = cfg.ask_after_ms
             if self.phase is Phase.CANDIDATE and self._voiced_ms >= cfg.min_speech_ms:
                 self.phase = Phase.SPEECH
                 events.append(SpeechStarted(self._start_ms))
@@ -161,16 +232,27 @@ class Endpointer:
             self._silence_run_ms += FRAME_MS
 
         if self._silence_run_ms >= cfg.silence_ms:
-            events.append(self._finish(forced=False))
+            events.append(
+                self._finish(forced=False, rule="silence limit" if cfg.ask_after_ms else "silence")
+            )
         elif self._now_ms - self._start_ms >= cfg.max_speech_ms:
-            events.append(self._finish(forced=True))
+            events.append(self._finish(forced=True, rule="max length"))
+        elif (
+            cfg.ask_after_ms > 0
+            and self.phase is Phase.SPEECH
+            and self._silence_run_ms >= self._next_ask_ms
+            and (self._next_ask_ms == cfg.ask_after_ms or self._next_ask_ms <= cfg.recheck_until_ms)
+        ):
+            first = self._next_ask_ms == cfg.ask_after_ms
+            events.append(SpeechPaused(self.pause, self._silence_run_ms, first))
+            self._next_ask_ms += cfg.recheck_ms
         return events
 
     def _mark_voiced(self) -> None:
         self._last_voiced_ms = self._now_ms
         self._frames_at_last_voiced = len(self._frames)
 
-    def _finish(self, *, forced: bool) -> EndpointEvent:
+    def _finish(self, *, forced: bool, rule: str) -> EndpointEvent:
         event: EndpointEvent
         if self.phase is Phase.SPEECH:
             keep = self._frames_at_last_voiced + round(_TAIL_MS / FRAME_MS)
@@ -182,6 +264,8 @@ class Endpointer:
                 fired_ms=self._now_ms,
                 voiced_ms=self._voiced_ms,
                 forced=forced,
+                rule=rule,
+                pause=self.pause,
             )
         else:
             event = SpeechDiscarded(self._voiced_ms)
@@ -189,6 +273,9 @@ class Endpointer:
         self._frames = []
         self._voiced_ms = 0.0
         self._silence_run_ms = 0.0
+        self._frames_at_last_voiced = 0
+        self.pause = 0
+        self._next_ask_ms = self.config.ask_after_ms
         return event
 
 

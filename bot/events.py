@@ -21,6 +21,9 @@ class TranscriptEvent(Event):
     type: ClassVar[str] = "transcript"
     text: str
     final: bool
+    # A final transcript's turn ended by: "silence" (the fixed window), "detector" (the turn
+    # detector judged the speaker finished), "silence limit" or "max length".
+    ended_by: str = ""
 
 
 @dataclass

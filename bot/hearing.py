@@ -5,6 +5,14 @@ over her) and the endpointer (where an utterance starts and ends). While the use
 partial transcripts go to the page; a finished utterance is transcribed and handed on as a
 turn with its clock. An utterance heard while Annie's own voice plays and too short to be a
 barge-in is her voice leaking through the microphone, and is dropped.
+
+With a turn detector (`vad.turn_detection = "semantic"`), a short pause asks the detector
+whether the speaker has finished, and again as the pause grows; finished ends the turn at
+once, and the pause's longest allowed length ends it regardless. Whisper starts on the
+utterance as soon as the pause begins, beside the detector (speculative transcription): if
+the speaker goes on, that transcript is dropped; if the turn ends, it is the transcript, so
+it is ready when the turn ends rather than a transcription later. Each turn says which rule
+ended it (`TranscriptEvent.ended_by`).
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from aiortc import MediaStreamTrack
@@ -25,6 +34,8 @@ from bot.endpoint import (
     Phase,
     SpeechDiscarded,
     SpeechEnded,
+    SpeechPaused,
+    SpeechResumed,
     SpeechStarted,
     trailing_silence_ms,
 )
@@ -32,9 +43,19 @@ from bot.events import ErrorEvent, Event, TranscriptEvent, VoiceState
 from bot.turn_timing import TurnClock
 from bot.voice_types import ActiveTurn, VoiceStats, new_turn_id
 from config import Settings
-from models.base import STT, VAD, Pcm
+from models.base import STT, VAD, Pcm, Transcript
+from models.turn import TurnDetector
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class Speculation:
+    """A transcript started when a pause began: `key` is (utterance, pause)."""
+
+    key: tuple[int, int]
+    task: asyncio.Task[Transcript]
+    started: float
 
 
 class Hearing:
@@ -53,12 +74,16 @@ class Hearing:
         interrupt: Callable[[str], object],
         send: Callable[[Event], None],
         spawn: Callable[[Any], asyncio.Task[Any]],
+        turn: TurnDetector | None = None,
     ) -> None:
         self.settings = settings
         self.stt = stt
         self.vad = vad
         self.stats = stats
-        self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad))
+        # Semantic endpointing needs the detector; without one the fixed window stands.
+        self.turn = turn if settings.vad.turn_detection == "semantic" else None
+        semantic = self.turn is not None
+        self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad, semantic=semantic))
         self.barge = BargeInDetector.from_settings(settings.vad)
         self._active = active
         self._on_turn = on_turn
@@ -70,6 +95,8 @@ class Hearing:
         self._partial_task: asyncio.Task[None] | None = None
         self._last_partial_ms = 0.0
         self._utterance_gen = 0
+        self._speculation: Speculation | None = None
+        self._judging: asyncio.Task[None] | None = None
         # Utterances heard but not yet handed on as a turn (being transcribed).
         self.pending = 0
 
@@ -103,20 +130,75 @@ class Hearing:
                 self._last_partial_ms = self.endpointer.now_ms
                 self._on_speech()
             elif isinstance(event, SpeechEnded):
-                self._utterance_gen += 1
-                now = time.monotonic()
-                active = self._active()
-                if active is not None and active.utterance.playback_ms() and not active.interrupted:
-                    # Heard while Annie spoke and too short to count as a barge-in: her own
-                    # voice leaking through the microphone, most likely.
-                    self.stats.echo_utterances_ignored += 1
-                    continue
-                waited = trailing_silence_ms(event)
-                self.pending += 1
-                self._spawn(self._heard(self._utterance(event.pcm, now - waited / 1000.0, waited)))
+                self._ended(event)
+            elif isinstance(event, SpeechPaused):
+                self._paused(event)
+            elif isinstance(event, SpeechResumed):
+                self._resumed()
             elif isinstance(event, SpeechDiscarded) and self._active() is None:
                 self._send(VoiceState("idle"))
         self._maybe_partial()
+
+    def _ended(self, event: SpeechEnded) -> None:
+        key = (self._utterance_gen, event.pause)
+        self._utterance_gen += 1
+        speculation, self._speculation = self._speculation, None
+        self.stats.ended_by[event.rule] = self.stats.ended_by.get(event.rule, 0) + 1
+        now = time.monotonic()
+        active = self._active()
+        if active is not None and active.utterance.playback_ms() and not active.interrupted:
+            # Heard while Annie spoke and too short to count as a barge-in: her own
+            # voice leaking through the microphone, most likely.
+            self.stats.echo_utterances_ignored += 1
+            return
+        if speculation is not None and speculation.key != key:
+            speculation = None  # made for an earlier pause of this utterance: words came after
+        waited = trailing_silence_ms(event)
+        self.pending += 1
+        work = self._utterance(event.pcm, now - waited / 1000.0, waited, event.rule, speculation)
+        self._spawn(self._heard(work))
+
+    # --- semantic endpointing ---------------------------------------------------------------
+
+    def _paused(self, event: SpeechPaused) -> None:
+        if self.turn is None:
+            return
+        key = (self._utterance_gen, event.pause)
+        if self._speculation is None or self._speculation.key != key:
+            self._speculation = Speculation(
+                key,
+                self._spawn(self.stt.transcribe(self.endpointer.speech_so_far())),
+                time.monotonic(),
+            )
+            self.stats.speculative_started += 1
+        # One judgement at a time: a recheck that comes while one runs would only queue.
+        if self._judging is None or self._judging.done():
+            # A recheck needs a surer word: past its training length of silence, the model
+            # drifts towards "finished" on sentences that are not.
+            vad = self.settings.vad
+            bar = self.turn.threshold if event.first else vad.turn_recheck_threshold
+            self._judging = self._spawn(self._judge(key, self.endpointer.audio_so_far(), bar))
+
+    def _resumed(self) -> None:
+        if self._speculation is not None:
+            self.stats.speculative_discarded += 1
+            self._speculation = None
+
+    async def _judge(self, key: tuple[int, int], pcm: Pcm, bar: float) -> None:
+        assert self.turn is not None
+        try:
+            probability = await self.turn.judge(pcm)
+        except Exception:
+            log.exception("the turn detector failed; the pause's length decides")
+            return
+        self.stats.detector_runs += 1
+        # Still the same pause of the same utterance: no words since, not ended meanwhile.
+        current = (self._utterance_gen, self.endpointer.pause)
+        if current != key or probability <= bar:
+            return
+        ended = self.endpointer.end_turn("detector")
+        if ended is not None:
+            self._ended(ended)
 
     def _maybe_partial(self) -> None:
         interval = self.settings.vad.partial_transcript_ms
@@ -146,7 +228,14 @@ class Hearing:
         finally:
             self.pending -= 1
 
-    async def _utterance(self, pcm: Pcm, speech_end: float, endpoint_ms: float) -> None:
+    async def _utterance(
+        self,
+        pcm: Pcm,
+        speech_end: float,
+        endpoint_ms: float,
+        rule: str,
+        speculation: Speculation | None,
+    ) -> None:
         clock = TurnClock(turn_id=new_turn_id(), source="voice", origin=speech_end)
         clock.stages["endpoint"] = endpoint_ms
         # A partial transcription still running would only slow the final one down.
@@ -154,7 +243,12 @@ class Hearing:
             self._partial_task.cancel()
         started = time.monotonic()
         try:
-            transcript = await self.stt.transcribe(pcm)
+            if speculation is not None:
+                # Started when the pause began: the same audio, and most of the work done.
+                transcript = await speculation.task
+                self.stats.speculative_used += 1
+            else:
+                transcript = await self.stt.transcribe(pcm)
         except Exception as exc:
             log.exception("transcription failed")
             self._send(ErrorEvent(f"speech recognition failed: {exc}", where="stt"))
@@ -166,5 +260,5 @@ class Hearing:
             if self._active() is None:
                 self._send(VoiceState("idle"))
             return
-        self._send(TranscriptEvent(text, final=True))
+        self._send(TranscriptEvent(text, final=True, ended_by=rule))
         await self._on_turn(text, clock)

@@ -3,7 +3,8 @@ run tools, until the model answers without a call (or the round limit forces an 
 
 Each round's prompt extends the last one, so the model's cache is reused; compaction's
 `before_call` hook runs before every call. Text deltas are streamed with tool-call markup
-hidden. A barge-in (the session's cancel event) ends the turn with only what was delivered.
+hidden. A barge-in (the session's cancel event) ends the turn with only what was delivered;
+a stop at a budget (`Session.stop`) ends it with the text up to the cut as the answer.
 """
 
 from __future__ import annotations
@@ -111,6 +112,13 @@ async def model_turn(
             session.ledger.record_call(stats, turn=session.conv.turn, label=f"round {round_no}")
             session.conv.mark_sent()
         stages["model_ms"] = stages.get("model_ms", 0.0) + (time.perf_counter() - t_model) * 1000
+        if session.cancel_event.is_set() and session.stopped is not None:
+            kept, why = session.stopped
+            prior = "".join(spoken)
+            # The conversation holds earlier rounds' text already (with their tool calls).
+            this_round = kept[len(prior) :] if kept.startswith(prior) else ""
+            yield _finish(session, turn_id, kept, this_round, {"raw": raw, "cut": why})
+            return
         if session.cancel_event.is_set():
             yield session.interrupted(turn_id, spoken, visible_prefix(raw)[:shown], raw)
             return
@@ -132,13 +140,18 @@ async def model_turn(
                 yield session.interrupted(turn_id, spoken, "", "")
                 return
             continue
-        answer = "".join(spoken).strip()
-        content = raw if raw.strip() else NO_ANSWER
-        answer_id = session.log(
-            "assistant", answer or NO_ANSWER, turn_id, role="assistant", meta={"raw": raw}
-        )
-        item = Item(answer_id, "assistant", "assistant", content, turn=session.conv.turn)
-        item.reason = "the assistant's answer"
-        session.conv.append(item)
-        yield TurnDone(turn_id, answer or NO_ANSWER, "model")
+        yield _finish(session, turn_id, "".join(spoken), raw, {"raw": raw})
         return
+
+
+def _finish(
+    session: Session, turn_id: str, answer: str, content: str, meta: dict[str, str]
+) -> TurnDone:
+    """Log the turn's answer, keep this round's `content` in the conversation, and end."""
+    answer = answer.strip() or NO_ANSWER
+    answer_id = session.log("assistant", answer, turn_id, role="assistant", meta=meta)
+    kept = content if content.strip() else NO_ANSWER
+    item = Item(answer_id, "assistant", "assistant", kept, turn=session.conv.turn)
+    item.reason = "the assistant's answer"
+    session.conv.append(item)
+    return TurnDone(turn_id, answer, "model")

@@ -48,6 +48,7 @@ from config import ConfigError, Settings
 from memory.approvals import Approvals
 from memory.db import StoreError
 from models.base import LLM, STT, TTS, VAD
+from models.turn import TurnDetector
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
@@ -114,6 +115,8 @@ class Engines:
     stt: STT
     tts: TTS
     vad: VAD
+    # The turn detector for semantic endpointing; None keeps the fixed silence window.
+    turn: TurnDetector | None = None
 
 
 @dataclass
@@ -294,6 +297,7 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         stt=state.engines.stt,
         tts=state.engines.tts,
         vad=state.engines.vad,
+        turn=state.engines.turn,
         metrics=state.metrics,
         approvals=state.approvals,
     )

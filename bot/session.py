@@ -6,10 +6,11 @@ tool-call markup hidden), its tool calls run (bounded rounds), and the answer co
 `TurnDone`, a context meter and a latency breakdown. Compaction hooks run before each call,
 after the turn, and in idle time between turns (a background task a new turn cancels).
 Barge-in: `cancel(delivered)` stops generation within a token; the conversation keeps only
-what the user actually heard, marked interrupted. The voice page, the terminal chat and
-`ask` all drive this same loop. Spoken reminder commands ("snooze it ten minutes") are
-matched before the state path; reminders that fell due are said through `announce()`, which
-the front end calls at a gap in the conversation (`on_due` tells it when).
+what the user actually heard, marked interrupted. `stop(kept)` also stops generation, but at a
+budget the front end reached: the text up to the cut is the finished answer. The voice page,
+the terminal chat and `ask` all drive this same loop. Spoken reminder commands ("snooze it
+ten minutes") are matched before the state path; reminders that fell due are said through
+`announce()`, which the front end calls at a gap in the conversation (`on_due` tells it when).
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class Session:
         self._lock = asyncio.Lock()
         self._cancel = asyncio.Event()
         self._delivered: str | None = None
+        self._stopped: tuple[str, str] | None = None  # (kept text, why), set by `stop()`
         self._idle: asyncio.Task[None] | None = None
         self.started_at = utc_now()
         # Set by the front end: reminders fell due, say them at the next gap (`announce`).
@@ -139,7 +141,20 @@ class Session:
         """Barge-in: stop generating now. `delivered_text` is what the user heard of this
         turn's answer (all rounds); None means everything streamed so far was delivered."""
         self._delivered = delivered_text
+        self._stopped = None  # a barge-in wins over a budget stop
         self._cancel.set()
+
+    def stop(self, kept_text: str, reason: str = "budget") -> None:
+        """The front end has all it will use of this answer (its budget is reached, or it
+        repeats itself): stop generating now and keep `kept_text`, the turn's visible text up
+        to the cut (all rounds), as a normal finished answer, not an interrupted one."""
+        self._stopped = (kept_text, reason)
+        self._cancel.set()
+
+    @property
+    def stopped(self) -> tuple[str, str] | None:
+        """(kept text, why) when `stop()` ended this turn's generation early."""
+        return self._stopped
 
     def amend_interrupted(self, turn_id: str, delivered_text: str) -> bool:
         """Barge-in after the answer was complete but still being spoken: keep only what the
@@ -166,6 +181,7 @@ class Session:
         async with self._lock:
             self._cancel = asyncio.Event()
             self._delivered = None
+            self._stopped = None
             turn_no = self.conv.turn + 1
             turn_id = turn_id or f"{self.id}-t{turn_no}"
             t0 = time.perf_counter()

@@ -2,13 +2,14 @@
 
 Microphone frames go to `Hearing` (endpointing, barge-in, transcription). A finished
 utterance's transcript is handed to the conversation `Session` as a turn; the
-events it yields go to the page unchanged, and its streamed text goes through the sentence
-chunker into an `Utterance` (Piper → 48 kHz → the paced track). Typed text from the page
-takes the same path without the recognizer, and so do the page's Approve and Deny buttons
-(`bot.page_channel`: a typed "yes" or "no"). Turns run one at a time: a new one interrupts
-the one in flight. On barge-in the queued audio is dropped at once, the session is told what
-was actually heard, and its generation is cancelled. Closing the connection closes the
-session, which persists it (tier 3).
+events it yields go to the page unchanged, and its streamed text goes through `bot.spoken`
+(the spoken budget; code, lists and links stay on the page) into an `Utterance` (Piper →
+48 kHz → the paced track); at the budget the session is told to stop generating. Typed text
+from the page takes the same path without the recognizer, and so do the page's Approve and
+Deny buttons (`bot.page_channel`: a typed "yes" or "no"). Turns run one at a time: a new
+one interrupts the one in flight. On barge-in the queued audio is dropped at once, the
+session is told what was actually heard, and its generation is cancelled. Closing the
+connection closes the session, which persists it (tier 3).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import Any
 from aiortc import MediaStreamTrack
 
 from bot.audio_out import SpeechTrack, Utterance
-from bot.chunker import SentenceChunker
 from bot.events import (
     ErrorEvent,
     Event,
@@ -35,6 +35,7 @@ from bot.events import (
 )
 from bot.hearing import Hearing
 from bot.page_channel import PageChannel
+from bot.spoken import for_turn
 from bot.turn_timing import TurnClock
 from bot.voice_reminders import GapWaiter, say_reminders
 from bot.voice_types import (
@@ -51,6 +52,7 @@ from bot.voice_types import (
 from config import Settings
 from memory.approvals import Approvals
 from models.base import STT, TTS, VAD
+from models.turn import TurnDetector
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,7 @@ class VoiceSession:
         vad: VAD,
         metrics: MetricsSink | None = None,
         approvals: Approvals | None = None,
+        turn: TurnDetector | None = None,
     ) -> None:
         self.session = session
         self.session_id = session_id
@@ -106,6 +109,7 @@ class VoiceSession:
             interrupt=self.interrupt,
             send=self.send,
             spawn=self._spawn,
+            turn=turn,
         )
         # Reminders: due ones are said at the next gap; utterances heard but not yet
         # answered count as busy, so Annie never starts a reminder before her answer.
@@ -178,7 +182,9 @@ class VoiceSession:
     async def _run_turn(self, text: str, active: ActiveTurn, tool_choice: str | None) -> None:
         clock = active.clock
         utterance = active.utterance
-        chunker = SentenceChunker()
+        # What is said: the spoken budget, no code or lists read out; the page gets it all.
+        spoken = for_turn(self.settings.speech, clock.source)
+        stopped = False
         self.send(VoiceState("thinking", clock.turn_id))
         clock.started = time.monotonic()
         try:
@@ -190,16 +196,23 @@ class VoiceSession:
                 if active.interrupted:
                     continue
                 if isinstance(event, TextDelta):
-                    for piece in chunker.feed(event.text):
+                    for piece in spoken.feed(event.text):
                         utterance.add(piece)
+                    if spoken.cut is not None and not stopped:
+                        # The budget is reached (or it repeats itself): stop generating; the
+                        # text up to the cut is the finished answer.
+                        stopped = True
+                        result = self.session.stop(spoken.cut.kept, spoken.cut.reason)
+                        if inspect.isawaitable(result):
+                            await result
                 elif isinstance(event, StateAnswer) or (
                     isinstance(event, TurnDone) and event.failed
                 ):
                     # A failed model turn is said aloud too: the user is not left in silence.
-                    for piece in chunker.feed(event.text + " "):
+                    for piece in spoken.say(event.text):
                         utterance.add(piece)
             if not active.interrupted:
-                for piece in chunker.flush():
+                for piece in spoken.flush():
                     utterance.add(piece)
             utterance.close()
             await utterance.done()

@@ -32,6 +32,10 @@ class TurnSession(Protocol):
     def cancel(self, delivered_text: str | None = None) -> Any:
         """Barge-in while the answer is being generated: stop, keep what was heard."""
 
+    def stop(self, kept_text: str, reason: str = "budget") -> Any:
+        """The answer reached its budget (or repeats itself): stop generating, keep the text
+        up to the cut as the finished answer."""
+
     def amend_interrupted(self, turn_id: str, delivered_text: str) -> bool:
         """Barge-in after the answer was complete: keep what was heard of it."""
 
@@ -76,6 +80,12 @@ class VoiceStats:
     turns: list[TurnClock] = field(default_factory=list)
     barge_ins: list[BargeIn] = field(default_factory=list)
     echo_utterances_ignored: int = 0
+    # Turns by the rule that ended them ("silence", "detector", "silence limit", "max length").
+    ended_by: dict[str, int] = field(default_factory=dict)
+    detector_runs: int = 0
+    speculative_started: int = 0
+    speculative_used: int = 0
+    speculative_discarded: int = 0
 
 
 def new_turn_id() -> str:

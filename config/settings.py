@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from provision.settings import annie_home, merge
@@ -67,6 +67,7 @@ class ModelSettings(_Section):
     stt_prompt: str = "Vocabulary: Annie, tasks, pending, reminders, notes, context window."
     tts_path: str = ""
     vad_path: str = ""
+    turn_path: str = ""
     embed_path: str = ""
     allow_download: bool = True
     hub_url: str = "https://huggingface.co"
@@ -121,6 +122,13 @@ class CompactionSettings(_Section):
 
 class VadSettings(_Section):
     threshold: float = 0.5
+    turn_detection: Literal["semantic", "silence"] = "semantic"
+    turn_short_silence_ms: int = 200
+    turn_threshold: float = 0.5
+    turn_recheck_ms: int = 100
+    turn_recheck_until_ms: int = 500
+    turn_recheck_threshold: float = 0.9
+    turn_max_silence_ms: int = 1500
     silence_ms: int = 500
     min_speech_ms: int = 250
     pre_roll_ms: int = 200
@@ -137,6 +145,12 @@ class ToolSettings(_Section):
     fetch_allow_private: bool = False
     approval_ttl_s: int = 300
     timeout_s: float = 30.0
+
+
+class SpeechSettings(_Section):
+    spoken_words: int = Field(default=60, ge=1)
+    spoken_sentences: int = Field(default=3, ge=0)
+    written_words: int = Field(default=400, ge=1)
 
 
 class GpuTier(_Section):
@@ -216,6 +230,7 @@ class Settings(BaseSettings):
     compaction: CompactionSettings = CompactionSettings()
     vad: VadSettings = VadSettings()
     tools: ToolSettings = ToolSettings()
+    speech: SpeechSettings = SpeechSettings()
     gpu: GpuSettings = GpuSettings()
 
     @property

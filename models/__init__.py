@@ -119,5 +119,6 @@ def load_turn_detector(settings: Settings) -> TurnDetector:
     """Smart Turn v3.2 on onnxruntime, one core: `models.turn_path`, else pipecat-ai's copy."""
     from models.turn import SmartTurnDetector, find_smart_turn
 
-    # getattr until models.turn_path is in config/settings.py; then settings.models.turn_path.
-    return SmartTurnDetector(find_smart_turn(getattr(settings.models, "turn_path", "")))
+    return SmartTurnDetector(
+        find_smart_turn(settings.models.turn_path), threshold=settings.vad.turn_threshold
+    )

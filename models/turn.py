@@ -46,7 +46,7 @@ MODEL_FILE = "smart-turn-v3.2-cpu.onnx"
 # Where the files live inside the installed `pipecat` package folder.
 _MODEL_IN_PACKAGE = Path("audio/turn/smart_turn/data") / MODEL_FILE
 _FEATURES_IN_PACKAGE = Path("audio/turn/smart_turn/_whisper_features.py")
-_INSTALL_FIX = "pip install 'pipecat-ai>=1.14,<2' (or ./start.sh, which installs it)"
+_INSTALL_FIX = "pip install --no-deps 'pipecat-ai>=1.14,<2' (./start.sh does this)"
 
 Features = Callable[..., npt.NDArray[np.float32]]
 
@@ -154,10 +154,11 @@ class SmartTurnDetector(TurnDetector):
     Whisper and the LLM need the rest.
     """
 
-    def __init__(self, path: Path, *, threads: int = 1) -> None:
+    def __init__(self, path: Path, *, threads: int = 1, threshold: float = THRESHOLD) -> None:
         import onnxruntime
 
         self.path = path
+        self.threshold = threshold
         if not path.is_file():
             raise ModelError(
                 f"turn detector model not found: {path} does not exist. Fix: point "

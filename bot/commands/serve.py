@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.runtime import Runtime
     from bot.server import Engines, check_bind, runtime_app
     from config import load_settings
-    from models import load_stt, load_tts, load_vad
+    from models import ModelError, load_stt, load_tts, load_turn_detector, load_vad
 
     server: dict[str, Any] = {}
     if args.host:
@@ -50,6 +50,12 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     print("loading speech recognition, speech synthesis and voice activity detection…")
     engines = Engines(stt=load_stt(settings), tts=load_tts(settings), vad=load_vad(settings))
+    if settings.vad.turn_detection == "semantic":
+        try:
+            engines.turn = load_turn_detector(settings)
+        except ModelError as exc:
+            # Still a working assistant: turns end on the fixed silence window instead.
+            print(f"warning: {exc}\nturns end after {settings.vad.silence_ms} ms of silence")
     runtime = Runtime(settings)
     print("loading the language model…")
     llm = runtime.llm  # loaded now, so the first turn does not pay for it

@@ -129,7 +129,7 @@ async function postOffer(pc) {
 function onEvent(ev) {
   switch (ev.type) {
     case "transcript":
-      if (ev.final) view.userSaid(ev.text);
+      if (ev.final) view.userSaid(ev.text, { endedBy: ev.ended_by });
       else view.partial(ev.text);
       break;
     case "assistant_delta":

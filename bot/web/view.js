@@ -35,10 +35,13 @@ export class View {
     this.meterUpdates = 0;
   }
 
-  userSaid(text, { typed = false } = {}) {
+  userSaid(text, { typed = false, endedBy = "" } = {}) {
     $("partial").textContent = "";
     const li = el("li", "msg user");
-    li.append(el("span", "who", typed ? "you (typed)" : "you"), el("span", "text", text));
+    // Which rule ended a spoken turn: the turn detector, the silence window or its limit.
+    const who = typed ? "you (typed)" : endedBy ? `you · ended by ${endedBy}` : "you";
+    li.append(el("span", "who", who), el("span", "text", text));
+    if (endedBy) li.dataset.endedBy = endedBy;
     $("log").append(li);
     scrollLog();
   }

@@ -13,6 +13,8 @@ from bot.endpoint import (
     EndpointEvent,
     SpeechDiscarded,
     SpeechEnded,
+    SpeechPaused,
+    SpeechResumed,
     SpeechStarted,
     trailing_silence_ms,
 )
@@ -108,3 +110,70 @@ def test_barge_in_tolerates_one_gap_but_not_two() -> None:
     det.reset()
     seq = [0.9, 0.9, 0.1, 0.1, 0.9, 0.9, 0.9]
     assert not any(det.push(p, 1000.0) for p in seq)
+
+
+SEMANTIC = EndpointConfig(
+    threshold=0.5,
+    silence_ms=1504,
+    min_speech_ms=250,
+    pre_roll_ms=192,
+    ask_after_ms=192,
+    recheck_ms=96,
+    recheck_until_ms=400,
+)
+
+
+def test_semantic_mode_asks_at_the_short_silence_and_again_as_it_grows() -> None:
+    ep = Endpointer(SEMANTIC)
+    events = run(ep, [(5, 0.05), (30, 0.9), (12, 0.05)])
+    paused = [e for e in events if isinstance(e, SpeechPaused)]
+    # 192 ms is the 6th silent frame, then every 96 ms (3 frames): frames 6, 9 and 12.
+    assert [(p.pause, p.silence_ms, p.first) for p in paused] == [
+        (0, 6 * FRAME_MS, True),
+        (0, 9 * FRAME_MS, False),
+        (0, 12 * FRAME_MS, False),
+    ]
+    assert not any(isinstance(e, SpeechEnded) for e in events)
+    # What a speculative transcript is made of is exactly what the utterance ends with.
+    speculative = ep.speech_so_far()
+    ended = ep.end_turn("detector")
+    assert ended is not None and ended.rule == "detector" and ended.pause == 0
+    assert np.array_equal(ended.pcm, speculative)
+    assert trailing_silence_ms(ended) == 12 * FRAME_MS
+    assert ep.end_turn() is None  # nothing left to end
+
+
+def test_speech_after_a_pause_resumes_it_and_numbers_the_next_pause() -> None:
+    ep = Endpointer(SEMANTIC)
+    events = run(ep, [(5, 0.05), (30, 0.9), (15, 0.05), (20, 0.9), (7, 0.05)])
+    kinds = [type(e).__name__ for e in events if not isinstance(e, SpeechStarted)]
+    # Asked at 192, 288 and 384 ms; not at 480 ms (past recheck_until_ms).
+    assert kinds == ["SpeechPaused"] * 3 + ["SpeechResumed", "SpeechPaused"]
+    resumed = next(e for e in events if isinstance(e, SpeechResumed))
+    assert resumed.pause == 0 and ep.pause == 1
+    assert isinstance(events[-1], SpeechPaused) and events[-1].pause == 1
+    # A short pause that is not announced is not "resumed" either.
+    ep2 = Endpointer(SEMANTIC)
+    quiet = run(ep2, [(5, 0.05), (30, 0.9), (3, 0.05), (10, 0.9)])
+    assert not [e for e in quiet if isinstance(e, SpeechPaused | SpeechResumed)]
+
+
+def test_semantic_mode_ends_at_the_silence_limit_without_the_detector() -> None:
+    ep = Endpointer(SEMANTIC)
+    events = run(ep, [(5, 0.05), (30, 0.9), (50, 0.05)])
+    ended = [e for e in events if isinstance(e, SpeechEnded)]
+    assert len(ended) == 1 and ended[0].rule == "silence limit"
+    assert trailing_silence_ms(ended[0]) == 47 * FRAME_MS  # 1504 ms
+    fixed = run(Endpointer(CFG), [(5, 0.05), (30, 0.9), (20, 0.05)])
+    assert [e.rule for e in fixed if isinstance(e, SpeechEnded)] == ["silence"]
+    # An end_turn in mid-speech does nothing: only a pause can be judged finished.
+    ep3 = Endpointer(SEMANTIC)
+    run(ep3, [(5, 0.05), (30, 0.9)])
+    assert ep3.end_turn() is None and ep3.in_speech
+
+
+def test_semantic_settings_keep_the_tail_inside_the_short_silence() -> None:
+    vad = load_settings(vad={"turn_short_silence_ms": 50, "turn_max_silence_ms": 1800}).vad
+    cfg = EndpointConfig.from_settings(vad, semantic=True)
+    assert cfg.silence_ms == 1800 and cfg.ask_after_ms >= 160 + FRAME_MS
+    assert EndpointConfig.from_settings(vad).ask_after_ms == 0  # the fixed window

@@ -1,0 +1,202 @@
+"""What of a streamed answer is said aloud: budgets, runaway repetition, code and lists to the
+page, links by name. Fed word by word, as a model streams."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.spoken import (
+    LINK,
+    NOTICES,
+    REST_ON_PAGE,
+    Budget,
+    SpokenAnswer,
+    classify,
+    for_turn,
+    looks_like_code,
+)
+from config.settings import SpeechSettings
+
+SPOKEN = Budget(60, 3)
+WRITTEN = Budget(400)
+CODE = NOTICES["fence"]
+
+
+def stream(answer: SpokenAnswer, text: str) -> list[str]:
+    """Feed `text` a token at a time (a word with its space), as a model does; flush at the
+    end unless generation was cut."""
+    said: list[str] = []
+    for token in re.findall(r"\S+\s*|\s+", text):
+        said += answer.feed(token)
+        if answer.cut is not None:
+            return said
+    return said + answer.flush()
+
+
+def sentences(n: int, start: int = 0) -> str:
+    return " ".join(f"Sentence number {i} has a few words." for i in range(start, start + n))
+
+
+def test_a_voice_answer_stops_at_three_sentences_and_keeps_them() -> None:
+    answer = SpokenAnswer(SPOKEN, SPOKEN)
+    said = stream(answer, sentences(10))
+    assert said == [f"Sentence number {i} has a few words." for i in range(3)]
+    assert answer.cut is not None and answer.cut.reason == "budget"
+    assert answer.cut.kept == sentences(3)
+    assert answer.spoken_sentences == 3
+
+
+def test_the_word_budget_ends_at_the_first_sentence_end_past_it() -> None:
+    # Sentences of 14 words: the third ends past 30 words, before a fifth sentence.
+    text = " ".join(f"The {i} " + " ".join(f"w{j}" for j in range(12)) + "." for i in range(6))
+    answer = SpokenAnswer(Budget(30, 5), Budget(30, 5))
+    said = stream(answer, text)
+    assert len(said) == 3 and [len(p.split()) for p in said] == [14, 14, 14]
+    assert answer.cut is not None and answer.cut.kept.endswith("w11.")
+    assert answer.cut.kept.count(".") == 3
+
+
+def test_a_sentence_that_never_ends_is_cut_well_past_the_budget() -> None:
+    text = ", ".join(f"and then part {i} came" for i in range(200))
+    answer = SpokenAnswer(SPOKEN, SPOKEN)
+    said = stream(answer, text)
+    assert answer.cut is not None and answer.cut.reason == "budget"
+    assert sum(len(p.split()) for p in said) <= 60 + 30 + 50  # a few long clauses at most
+
+
+def test_typed_text_generates_to_the_written_budget_and_says_the_rest_is_on_the_page() -> None:
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, sentences(20))
+    assert answer.cut is None, "20 short sentences are within 400 words"
+    assert said[:3] == [f"Sentence number {i} has a few words." for i in range(3)]
+    assert said[3:] == [REST_ON_PAGE]
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    stream(answer, sentences(100))
+    assert answer.cut is not None and answer.cut.reason == "budget"
+    assert 400 <= answer.generated_words <= 407
+    assert answer.cut.kept.endswith(".")
+
+
+def test_for_turn_gives_voice_the_spoken_budget_and_text_the_written_one() -> None:
+    speech = SpeechSettings(spoken_words=20, spoken_sentences=2, written_words=99)
+    assert for_turn(speech, "voice").generated == Budget(20, 2)
+    assert for_turn(speech, "text").generated == Budget(99)
+    assert for_turn(speech, "text").spoken == Budget(20, 2)
+
+
+def test_a_repeated_sentence_is_cut_before_it_is_said_again() -> None:
+    text = "I like dragons. The dragon flew over the hills. " * 5
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, text)
+    # A long sentence is cut the second time; a short one ("Yes.") may come twice.
+    assert said == ["I like dragons.", "The dragon flew over the hills.", "I like dragons."]
+    assert answer.cut is not None and answer.cut.reason == "repetition"
+    assert answer.cut.kept == "I like dragons. The dragon flew over the hills. I like dragons."
+
+
+def test_a_short_loop_of_words_is_cut_before_its_sentence() -> None:
+    text = "Here is a story. The knight and the dragon " + "and the dragon " * 20 + "slept."
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, text)
+    assert said == ["Here is a story."]
+    assert answer.cut is not None and answer.cut.reason == "repetition"
+    assert answer.cut.kept == "Here is a story."
+
+
+def test_repeated_code_lines_are_a_loop_too() -> None:
+    line = "console.log('The booking reference is QX-7731');\n"
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    stream(answer, "Here it is:\n```js\n" + line * 10 + "```\n")
+    assert answer.cut is not None and answer.cut.reason == "repetition"
+    # The same line three times running is a loop of words; cut before the third.
+    assert answer.cut.kept.count("console.log") == 2
+
+
+def test_code_may_repeat_a_line_now_and_then() -> None:
+    line = "console.log('The booking reference is QX-7731');\n"
+    body = "".join(f"{line}let step{i} = {i};\n" for i in range(3))
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    stream(answer, "Here it is:\n```js\n" + body + "```\nDone.")
+    assert answer.cut is None
+
+
+def test_fenced_code_is_never_read_and_the_voice_says_it_is_on_the_page() -> None:
+    text = (
+        "Sure! Here is a function:\n\n```javascript\nfunction remember(ref) {\n"
+        "  localStorage.setItem('ref', ref);\n}\n```\n\nCall it with your reference."
+    )
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, text)
+    assert said == ["Sure!", "Here is a function:", CODE, "Call it with your reference."]
+    assert answer.cut is None
+
+
+def test_a_fence_opened_mid_line_is_still_code() -> None:
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, "Here you go:```js\nlet x = 1;\n```\nDone.")
+    assert said == ["Here you go:", CODE, "Done."]
+
+
+def test_unfenced_code_lines_and_code_sentences_are_not_read() -> None:
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, "const ref = 'QX-7731';\nconsole.log(ref);\nThat stores it.")
+    assert said == [CODE, "That stores it."]
+    assert looks_like_code("x = f(y); return x;") and not looks_like_code("Call me at noon.")
+
+
+def test_lists_and_tables_go_to_the_page() -> None:
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, "Here are the steps:\n1. Open the app.\n2. Tap save.\n- More.\nDone.")
+    assert said == ["Here are the steps:", NOTICES["list"], "Done."]
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, "| a | b |\n|---|---|\n| 1 | 2 |\nThat is the table.")
+    assert said == [NOTICES["table"], "That is the table."]
+
+
+def test_bold_text_and_headings_are_prose() -> None:
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, "# Dragons\n\n**Dragons** are big. They fly.")
+    assert said == ["Dragons", "Dragons are big.", "They fly."]
+
+
+def test_a_url_inside_a_sentence_becomes_the_link_on_the_page() -> None:
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(
+        answer, "See https://example.com/docs/page.html. Also [the guide](https://x.y/z)."
+    )
+    assert said == [f"See {LINK}.", "Also the guide."]
+
+
+def test_state_answers_are_said_whole_after_what_was_waiting() -> None:
+    answer = SpokenAnswer(Budget(3, 1), Budget(3, 1))
+    answer.feed("Let me check")
+    assert answer.say("You have two tasks: call Bob, and water the plants. That is all.") == [
+        "Let me check",
+        "You have two tasks: call Bob, and water the plants.",
+        "That is all.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "complete", "kind"),
+    [
+        ("```py", False, "fence"),
+        ("``", False, None),
+        ("- item", False, "list"),
+        ("-", False, None),
+        ("12. step", False, "list"),
+        ("---", True, "rule"),
+        ("| a |", False, "table"),
+        ("    indented()", False, "code"),
+        ("The answer is", False, "prose"),
+        ("const", False, None),
+        ("const answer = 42;", True, "code"),
+        ("let me know if that helps", True, "prose"),
+        ("from the store we bought bread", True, "prose"),
+        ("", True, "blank"),
+    ],
+)
+def test_lines_are_classified_from_their_start(line: str, complete: bool, kind: str | None) -> None:
+    assert classify(line, complete) == kind

@@ -1,0 +1,113 @@
+"""Semantic endpointing through the real server: Smart Turn, Whisper and Silero on recordings.
+
+A finished sentence ends its turn on the detector's word, well before the fixed window would,
+with the transcript started when the pause began; a sentence stopped in a pause keeps the
+turn open, its speculative transcript is dropped when the speaker goes on, and the turn
+carries both halves. The page is told which rule ended each turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from bot.server import Engines
+from config import Settings, load_settings
+from memory.store import Store
+from models import TurnDetector, load_turn_detector
+from models.base import STT, TTS, VAD, Pcm, Tokenizer
+from models.fakes import ScriptedLLM
+from models.pcm import resample
+from testkit.peer import VoiceClient, speak_48k
+from testkit.turn_fixtures import CLIPS, RATE, read_clip
+from tests.bot.voice.conftest import serve
+
+
+@pytest.fixture(scope="module")
+def detector(model_settings: Settings) -> TurnDetector:
+    return load_turn_detector(model_settings)
+
+
+@pytest.fixture
+def semantic(stt: STT, tts: TTS, vad: VAD, detector: TurnDetector) -> Iterator[Engines]:
+    yield Engines(stt=stt, tts=tts, vad=vad, turn=detector)
+
+
+def mic(pcm: Pcm, silence_s: float = 0.0) -> np.ndarray:
+    """16 kHz float clip (plus trailing silence) as the 48 kHz int16 a microphone sends."""
+    audio = np.concatenate([pcm, np.zeros(int(silence_s * RATE), np.float32)])
+    return (np.clip(resample(audio, RATE, 48000), -1, 1) * 32767).astype(np.int16)
+
+
+def clip(name: str) -> Pcm:
+    return read_clip(next(c for c in CLIPS if c.name == name))
+
+
+def finals(client: VoiceClient) -> list[dict[str, object]]:
+    return [e for e in client.of_type("transcript") if e["final"]]
+
+
+async def test_a_finished_sentence_ends_on_the_detectors_word_with_its_transcript_ready(
+    voice_settings: Settings, semantic: Engines, tokenizer: Tokenizer, store: Store
+) -> None:
+    llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
+    async with serve(voice_settings, semantic, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.mic.play(mic(clip("dentist_reminder"), silence_s=2.0))
+        heard = await client.wait_for(finals, 60, "a final transcript")
+        assert "dentist" in str(heard[0]["text"]).lower()
+        assert heard[0]["ended_by"] == "detector"
+        latency = await client.wait_for(
+            lambda c: [e for e in c.of_type("latency") if "voice_to_voice" in e["stages"]],
+            60,
+            "voice latency",
+        )
+        stages = latency[0]["stages"]
+        # Ended well inside the fixed 500 ms window (200 ms short silence, one detector run).
+        assert stages["endpoint"] < voice_settings.vad.silence_ms, stages
+        stats = server.voices[0].stats
+        assert stats.ended_by == {"detector": 1}
+        assert stats.speculative_used == 1 and stats.speculative_discarded == 0
+        await client.close()
+
+
+async def test_a_pause_mid_sentence_keeps_listening_and_drops_its_speculative_transcript(
+    voice_settings: Settings, semantic: Engines, tts: TTS, tokenizer: Tokenizer, store: Store
+) -> None:
+    llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
+    rest = await speak_48k(tts, "the weather in Paris today?")
+    async with serve(voice_settings, semantic, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        # "Can you tell me about," then 700 ms of pause (the clip holds 200 ms of it).
+        client.mic.play(mic(clip("tell_about_cut"), silence_s=0.5))
+        client.mic.play(np.concatenate([rest, np.zeros(48000 * 2, np.int16)]))
+        heard = await client.wait_for(finals, 90, "a final transcript")
+        await client.wait_for(lambda c: c.of_type("assistant_done"), 60, "the answer")
+        assert len(finals(client)) == 1, finals(client)
+        text = str(heard[0]["text"]).lower()
+        assert "tell me" in text and "paris" in text, text
+        assert heard[0]["ended_by"] in ("detector", "silence limit")
+        stats = server.voices[0].stats
+        assert stats.speculative_discarded >= 1, stats
+        assert stats.detector_runs >= 2
+        await client.close()
+
+
+async def test_the_fixed_window_mode_says_so(
+    voice_settings: Settings, semantic: Engines, tokenizer: Tokenizer, store: Store
+) -> None:
+    fixed = load_settings(context={"window": 4096}, vad={"turn_detection": "silence"})
+    llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
+    async with serve(fixed, semantic, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.mic.play(mic(clip("dentist_reminder"), silence_s=1.5))
+        heard = await client.wait_for(finals, 60, "a final transcript")
+        assert heard[0]["ended_by"] == "silence"
+        stats = server.voices[0].stats
+        assert stats.detector_runs == 0 and stats.speculative_started == 0
+        await client.close()
