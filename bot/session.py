@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,10 @@ class Session:
         self._delivered: str | None = None
         self._stopped: tuple[str, str] | None = None  # (kept text, why), set by `stop()`
         self._idle: asyncio.Task[None] | None = None
+        # Warm-up stops when the user starts to speak or type (the cores are theirs then) and
+        # goes on in the next idle time from where it stopped.
+        self._warm_stop = threading.Event()
+        self._warm_pending = False
         self.started_at = utc_now()
         # Set by the front end: reminders fell due, say them at the next gap (`announce`).
         self.on_due: Callable[[], None] | None = None
@@ -176,7 +181,7 @@ class Session:
         """
         if self.closed:
             raise RuntimeError("the session is closed")
-        self.hooks.on_user_activity()
+        self.yield_model()
         await self._stop_idle()
         async with self._lock:
             self._cancel = asyncio.Event()
@@ -300,6 +305,9 @@ class Session:
 
     async def _run_idle(self) -> None:
         try:
+            if self._warm_pending:  # stopped for the user: the next turn should not pay it
+                self._warm_stop = threading.Event()
+                await self._warm_up()
             events = await self.hooks.on_idle(self.conv, self.ledger)
         except asyncio.CancelledError:
             return
@@ -331,22 +339,33 @@ class Session:
         """Evaluate the fixed head now, while the user has not spoken yet.
 
         On a new session the first turn would otherwise prefill the system prompt, briefing
-        and tool schemas (about 1,900 tokens) before its first token. A turn that starts
-        sooner cancels the wait; the evaluation itself finishes and the turn reuses it.
+        and tool schemas (about 1,900 tokens) before its first token. When the user starts to
+        speak or type first (`yield_model`), the evaluation stops at its next batch, so it
+        never competes with recognizing their words; what it evaluated is kept, and the rest
+        is evaluated in the next idle time (or by the turn, if that needs the model).
         """
         if self.settings.context.warm_up and not self.conv.items and self._idle is None:
+            self._warm_stop = threading.Event()
             self._idle = asyncio.create_task(self._warm_up())
 
+    def yield_model(self) -> None:
+        """The user started to speak or type: idle-time model work stops for them."""
+        self._warm_stop.set()
+        self.hooks.on_user_activity()
+
     async def _warm_up(self) -> None:
+        stop = self._warm_stop
+        self._warm_pending = False
         prompt = self.ledger.prompt(self.conv, add_generation_prompt=False)
         try:
-            # Shielded: a turn that arrives first cancels this wait, never the evaluation. On a
-            # busy model the job may still be queued then, and cancelling it would lose it.
-            stats = await asyncio.shield(self.runtime.llm.prefill(prompt))
+            # Shielded: a turn that arrives first cancels this wait, never the evaluation (a
+            # job still queued behind another would be lost); `stop` ends it instead.
+            stats = await asyncio.shield(self.runtime.llm.prefill(prompt, stop))
         except ModelError as exc:
             self._emit(ErrorEvent(f"warming the model up failed: {exc}", where="model"))
             return
-        self.ledger.record_call(stats, turn=0, label="warm-up")
+        self._warm_pending = stats.cancelled
+        self.ledger.record_call(stats, turn=self.conv.turn, label="warm-up")
 
     async def wait_idle(self) -> None:
         """Wait for the background idle work scheduled after the last turn."""

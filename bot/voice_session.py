@@ -146,11 +146,9 @@ class VoiceSession:
     # --- audio in ---------------------------------------------------------------------------
 
     def _on_speech(self) -> None:
-        """The user started speaking: idle-time work that needs the model should yield now."""
-        hooks = getattr(self.session, "hooks", None)
-        notify = getattr(hooks, "on_user_activity", None)
-        if callable(notify):
-            notify()
+        """The user started speaking: work that needs the model (warm-up, idle-time summaries)
+        stops now, so recognizing their words has the cores."""
+        self.session.yield_model()
         if self._active is None:
             self.send(VoiceState("listening"))
 

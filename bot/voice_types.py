@@ -26,6 +26,9 @@ class TurnSession(Protocol):
         self, text: str, *, turn_id: str, tool_choice: str | None = None
     ) -> AsyncIterator[Event]: ...
 
+    def yield_model(self) -> None:
+        """The user started speaking: background model work stops for them."""
+
     def tool_names(self) -> list[str]:
         """The tools a turn may require by name."""
 

@@ -386,6 +386,7 @@ class Ledger:
             full_reprefill=stats.full_reprefill,
             prefill_s=stats.prefill_s,
             cache_reported=stats.cache_reported,
+            cancelled=stats.cancelled,
         )
         self.calls.append(rec)
         return rec

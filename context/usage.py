@@ -79,3 +79,5 @@ class CallRecord:
     # False when the engine gave no cache figures (a served model's engine may not): reused
     # and evaluated are then unknown, and are shown as such, never as 0.
     cache_reported: bool = True
+    # Stopped before the end (a barge-in, or a warm-up the user's speech interrupted).
+    cancelled: bool = False

@@ -7,6 +7,7 @@ Fakes for timing tests subclass the same bases and live in the package (`models/
 from __future__ import annotations
 
 import asyncio
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -149,8 +150,10 @@ class LLM(ABC):
         """Stream text pieces for `prompt`; stops within one token once `cancel` is set."""
 
     @abstractmethod
-    async def prefill(self, prompt: str) -> CallStats:
-        """Evaluate `prompt` into the cache without generating (idle-time re-prefill)."""
+    async def prefill(self, prompt: str, stop: threading.Event | None = None) -> CallStats:
+        """Evaluate `prompt` into the cache without generating (warm-up, idle-time re-prefill).
+        Setting `stop` ends it early at a batch boundary, keeping what was evaluated
+        (`CallStats.cancelled`); the next call goes on from there."""
 
     @property
     @abstractmethod

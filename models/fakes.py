@@ -91,6 +91,7 @@ class ScriptedLLM(ThreadedLLM):
                 time.sleep(min(0.01, max(0.0, end - time.perf_counter())))
         self._cache.evaluated(plan.new_tokens, plan.new_text, plan.pieces)
         stats.evaluated_tokens = len(plan.new_tokens)
+        stats.cancelled = flag is not None and flag.is_set()
         stats.prefill_s = time.perf_counter() - t0
 
     def _generate(
@@ -140,7 +141,7 @@ class ScriptedLLM(ThreadedLLM):
         finally:
             stats.total_s = time.perf_counter() - t0
 
-    def _evaluate(self, prompt: str, stats: CallStats) -> None:
-        self._prefill(prompt, stats, None)
+    def _evaluate(self, prompt: str, stats: CallStats, stop: threading.Event | None) -> None:
+        self._prefill(prompt, stats, stop)
         if not self._cache.has_checkpoint(self._cache.text):
             self._cache.save(None)

@@ -270,9 +270,10 @@ class LlamaLLM(ThreadedLLM):
         finally:
             stats.total_s = time.perf_counter() - t0
 
-    def _evaluate(self, prompt: str, stats: CallStats) -> None:
-        self._apply(self._cache.plan(prompt, self.n_ctx), stats, None)
-        self._checkpoint()
+    def _evaluate(self, prompt: str, stats: CallStats, stop: threading.Event | None) -> None:
+        self._apply(self._cache.plan(prompt, self.n_ctx), stats, stop)
+        if not stats.cancelled:  # a turn boundary only: a partial head is no checkpoint
+            self._checkpoint()
 
     async def next_logits(self) -> tuple[list[int], npt.NDArray[np.float32]]:
         """The tokens the model holds and the logits it would sample the next one from.

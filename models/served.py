@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import contextvars
 import json
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
@@ -357,9 +358,14 @@ class ServedLLM(TemplatedLLM):
         else:
             stats.cache_reported = False
 
-    async def prefill(self, prompt: str) -> CallStats:
+    async def prefill(self, prompt: str, stop: threading.Event | None = None) -> CallStats:
         """Have the engine evaluate `prompt` into its prefix cache (one token generated: not
-        every engine accepts zero)."""
+        every engine accepts zero). The engine evaluates it in one request, on its own
+        machine's cores, so `stop` only skips a request not yet sent."""
+        if stop is not None and stop.is_set():
+            stats = CallStats(cancelled=True)
+            self._stats.set(stats)
+            return stats
         async for _ in self.stream(prompt, max_tokens=1):
             pass
         return self.last_stats

@@ -75,8 +75,9 @@ class ThreadedLLM(TemplatedLLM):
         """Worker thread: evaluate `prompt`, then push text pieces until done or `flag` is set."""
 
     @abstractmethod
-    def _evaluate(self, prompt: str, stats: CallStats) -> None:
-        """Worker thread: bring the cache up to `prompt` and checkpoint it, generating nothing."""
+    def _evaluate(self, prompt: str, stats: CallStats, stop: threading.Event | None) -> None:
+        """Worker thread: bring the cache up to `prompt` and checkpoint it, generating nothing;
+        `stop` ends it early, keeping what was evaluated."""
 
     def stream(
         self,
@@ -94,12 +95,15 @@ class ThreadedLLM(TemplatedLLM):
 
         return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
 
-    async def prefill(self, prompt: str) -> CallStats:
+    async def prefill(self, prompt: str, stop: threading.Event | None = None) -> CallStats:
         def run() -> CallStats:
             t0 = time.perf_counter()
             stats = CallStats()
             self._stats = stats
-            self._evaluate(prompt, stats)
+            if stop is not None and stop.is_set():  # stopped while it waited for the engine
+                stats.cancelled = True
+                return stats
+            self._evaluate(prompt, stats, stop)
             stats.total_s = time.perf_counter() - t0
             return stats
 

@@ -141,13 +141,18 @@ def write_wav(path: Path, pcm: Pcm) -> None:
         w.writeframes(samples.tobytes())
 
 
-def read_clip(clip: TurnClip, folder: Path = FIXTURES) -> Pcm:
-    """A recorded clip as 16 kHz float32 in [-1, 1]."""
-    with wave.open(str(folder / f"{clip.name}.wav"), "rb") as w:
+def read_wav(path: Path) -> Pcm:
+    """A recorded fixture (16 kHz mono 16-bit WAV) as float32 in [-1, 1]."""
+    with wave.open(str(path), "rb") as w:
         if (w.getnchannels(), w.getsampwidth(), w.getframerate()) != (1, 2, RATE):
-            raise ValueError(f"{clip.name}.wav must be 16 kHz mono 16-bit")
+            raise ValueError(f"{path.name} must be 16 kHz mono 16-bit")
         data = w.readframes(w.getnframes())
     return np.frombuffer(data, "<i2").astype(np.float32) / 32768.0
+
+
+def read_clip(clip: TurnClip, folder: Path = FIXTURES) -> Pcm:
+    """A recorded clip as 16 kHz float32 in [-1, 1]."""
+    return read_wav(folder / f"{clip.name}.wav")
 
 
 def main(argv: list[str] | None = None) -> None:

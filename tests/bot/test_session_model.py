@@ -124,3 +124,29 @@ async def test_warming_up_evaluates_the_head_so_the_first_turn_adds_only_its_own
     await session.wait_idle()
     assert [c.label for c in session.ledger.calls].count("warm-up") == 1
     await runtime.close()
+
+
+async def test_warm_up_stops_when_the_user_speaks_and_goes_on_in_the_next_idle_time(
+    any_llm: LLM, tmp_path: Path
+) -> None:
+    llm = any_llm
+    runtime = make_runtime(llm, tmp_path)
+    session = runtime.open_session()
+    head = session.ledger.prefix_cost(session.conv.prefix).total
+    session.warm_up()
+    session.yield_model()  # the user started to speak before the head was evaluated
+    await session.wait_idle()
+    stopped = session.ledger.calls[-1]
+    assert stopped.label == "warm-up" and stopped.cancelled
+    assert stopped.evaluated_tokens < head  # it gave the cores back before the end
+    # A status question needs no model; the idle time after it finishes the warm-up.
+    events = await collect(session, "Are there any tasks pending on me?")
+    assert any(isinstance(e, StateAnswer) for e in events)
+    await session.wait_idle()
+    resumed = [c for c in session.ledger.calls if c.label == "warm-up"][-1]
+    assert resumed is not stopped and not resumed.cancelled
+    assert resumed.reused_tokens >= stopped.reused_tokens + stopped.evaluated_tokens
+    await collect(session, "Say hello.")
+    first = next(c for c in session.ledger.calls if c.label.startswith("round"))
+    assert first.reused_tokens >= head  # the turn did not pay for the head
+    await runtime.close()

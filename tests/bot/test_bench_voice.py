@@ -1,0 +1,43 @@
+"""`bench voice` in the suite, scaled down: the real server in a child process, per mode.
+
+One fresh connection per endpointing mode speaks a status question at once, then asks the
+model; three pause fixtures are played (barge-in is left to the full bench and the voice
+tests). The figures are not held
+to their targets here (the suite shares the CPU); what is checked is that every figure is
+there, that the client's voice-to-voice includes the server's, and that the counts add up.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bot.bench.voice import MODES, bench
+from bot.bench.voice_report import STAGES
+
+
+async def test_bench_voice_measures_at_the_client(tmp_path: Path) -> None:
+    args = argparse.Namespace(
+        first=1, turns=1, cutoffs=3, barge_ins=0, listen=0.5, window=4096, modes=",".join(MODES)
+    )
+    r = await bench(tmp_path, args, list(MODES))
+    assert set(r["modes"]) == set(MODES)
+    for mode, got in r["modes"].items():
+        assert got["server_alive"], got.get("server_log")
+        assert got["failed"] == 0, (mode, got)
+        turns = got["turns"]
+        for key in ("first", "later", "state", "model"):
+            assert turns[key] and turns[key]["n"] >= 1, (mode, key, turns)
+        missing = [s for s in STAGES if s not in got["stages"] and s != "first_clause"]
+        assert missing == [], (mode, got["stages"])
+        for sample in got["samples"]:
+            # Heard at the client, a turn takes the transport both ways longer than the
+            # server's own clock says.
+            assert sample["client_ms"] > sample["server_ms"] > 0, (mode, sample)
+        cut = got["cutoffs"]
+        assert cut["played"] == 3
+        assert 0 <= cut["cut"] <= cut["played"], cut
+        assert cut["heard"] >= 1, cut
+    checks = r["targets"]
+    assert set(checks["semantic"]) >= {"state_p50_ms", "state_p95_ms", "model_p50_ms"}
+    assert "cutoff_rate" in checks["semantic"]
