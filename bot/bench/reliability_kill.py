@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +112,7 @@ async def run_kills(
                     client.session_id, previous.session_id, previous.last_turn, previous.last_text
                 )
                 done[-1].briefed, done[-1].briefing = check.carries, check.text
+                _progress(done, time.monotonic() - t0)
             if i == kills:
                 break
             moment = MOMENTS[i % len(MOMENTS)]
@@ -207,6 +209,19 @@ def _after_restart(db: Path, kill: Kill, restart_s: float) -> None:
     kill.integrity = rs.integrity(db)
     kill.lost = rs.missing_turns(db, kill.told)
     kill.half_written = rs.half_written(db)
+
+
+def _progress(done: list[Kill], elapsed_s: float) -> None:
+    """One line per kill on stderr: a 100-kill run takes most of an hour."""
+    k = done[-1]
+    lost = sum(len(x.lost) for x in done)
+    print(
+        f"kill {len(done)} at {elapsed_s:.0f}s: {k.moment} (reached {k.seen}), "
+        f"integrity {k.integrity}, lost {len(k.lost)}, half-written {len(k.half_written)}, "
+        f"briefed {k.briefed}; lost so far {lost}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _summary(kills: list[Kill], total_s: float) -> dict[str, Any]:
