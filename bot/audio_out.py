@@ -54,6 +54,8 @@ class SpeechTrack(PacedAudioTrack):
         self.frames_dropped = 0
         self._cleared_at: float | None = None
         self.last_stop_ms: float | None = None  # clear() → the next frame sent (silence)
+        # Paused (the user may be talking over Annie): silence goes out, the queue waits.
+        self.paused = False
 
     @property
     def queued_frames(self) -> int:
@@ -64,7 +66,7 @@ class SpeechTrack(PacedAudioTrack):
         if self._cleared_at is not None:
             self.last_stop_ms = (time.monotonic() - self._cleared_at) * 1000.0
             self._cleared_at = None
-        item = self._queue.popleft() if self._queue else None
+        item = self._queue.popleft() if self._queue and not self.paused else None
         if len(self._queue) < self.max_frames:
             self._space.set()
         self.frames_sent += 1
@@ -84,6 +86,16 @@ class SpeechTrack(PacedAudioTrack):
         if utterance is not None and utterance.stopped:
             return
         self._queue.append(_Queued(samples, utterance, piece))
+
+    def pause(self) -> None:
+        """Send silence from the next frame on, keeping what is queued."""
+        if not self.paused:
+            self.paused = True
+            self._cleared_at = time.monotonic()
+
+    def resume(self) -> None:
+        """Play on from where `pause` stopped."""
+        self.paused = False
 
     def clear(self, utterance: Utterance | None = None) -> int:
         """Drop queued frames (all, or one utterance's); returns how many were dropped."""

@@ -1,7 +1,8 @@
 """The listening half of a voice connection: microphone frames in, transcribed turns out.
 
-Frames from `AudioInput` go through the barge-in detector (Annie stops when the user talks
-over her) and the endpointer (where an utterance starts and ends). While the user speaks,
+Frames from `AudioInput` go through the barge-in detector (Annie's audio pauses at the first
+likely sign of the user talking over her, stops for good once it is sure, and plays on if it
+was a cough) and the endpointer (where an utterance starts and ends). While the user speaks,
 partial transcripts go to the page; a finished utterance is transcribed and handed on as a
 turn with its clock. An utterance heard while Annie's own voice plays and too short to be a
 barge-in is her voice leaking through the microphone, and is dropped.
@@ -27,8 +28,8 @@ from typing import Any
 from aiortc import MediaStreamTrack
 
 from bot.audio_in import AudioInput
+from bot.barge_in import Barge, BargeInDetector
 from bot.endpoint import (
-    BargeInDetector,
     EndpointConfig,
     Endpointer,
     Phase,
@@ -72,6 +73,7 @@ class Hearing:
         on_turn: Callable[[str, TurnClock], Awaitable[None]],
         on_speech: Callable[[], None],
         interrupt: Callable[[str], object],
+        pause: Callable[[bool], None],
         send: Callable[[Event], None],
         spawn: Callable[[Any], asyncio.Task[Any]],
         turn: TurnDetector | None = None,
@@ -89,6 +91,7 @@ class Hearing:
         self._on_turn = on_turn
         self._on_speech = on_speech
         self._interrupt = interrupt
+        self._pause = pause
         self._send = send
         self._spawn = spawn
         self._input: AudioInput | None = None
@@ -123,7 +126,12 @@ class Hearing:
     def _on_vad_frame(self, frame: Pcm, probability: float) -> None:
         active = self._active()
         playing = active.utterance.playback_ms() if active and not active.interrupted else None
-        if self.barge.push(probability, playing):
+        barge = self.barge.push(probability, playing)
+        if barge is Barge.PAUSE:
+            self._pause(True)  # likely the user: silent at once, decided within ~100 ms
+        elif barge is Barge.RESUME:
+            self._pause(False)
+        elif barge is Barge.STOP:
             self._interrupt("voice")
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):

@@ -107,6 +107,7 @@ class VoiceSession:
             on_turn=self.start_turn,
             on_speech=self._on_speech,
             interrupt=self.interrupt,
+            pause=self._pause_output,
             send=self.send,
             spawn=self._spawn,
             turn=turn,
@@ -276,6 +277,16 @@ class VoiceSession:
         if self.session.amend_interrupted(clock.turn_id, active.delivered):
             self.send(TurnDone(clock.turn_id, active.delivered, clock.path, interrupted=True))
 
+    def _pause_output(self, paused: bool) -> None:
+        """The user's voice is likely (pause) or was a false alarm (play on where it paused)."""
+        if paused:
+            self.output.pause()
+            self.stats.barge_pauses += 1
+            return
+        if self.output.paused:
+            self.output.resume()
+            self.stats.false_alarms += 1
+
     def interrupt(self, reason: str) -> BargeIn | None:
         """Stop Annie now: drop queued audio, cancel generation, keep only what was heard."""
         active = self._active
@@ -285,6 +296,7 @@ class VoiceSession:
         dropped_before = self.output.frames_dropped
         active.interrupted = True
         delivered = active.utterance.stop()
+        self.output.resume()  # the queue is dropped: the next answer plays from its start
         active.delivered = delivered
         barge = BargeIn(
             active.clock.turn_id, at, delivered, self.output.frames_dropped - dropped_before

@@ -83,6 +83,9 @@ class VoiceStats:
     turns: list[TurnClock] = field(default_factory=list)
     barge_ins: list[BargeIn] = field(default_factory=list)
     echo_utterances_ignored: int = 0
+    # Barge-in: pauses at a likely voice, and those that were false alarms (played on).
+    barge_pauses: int = 0
+    false_alarms: int = 0
     # Turns by the rule that ended them ("silence", "detector", "silence limit", "max length").
     ended_by: dict[str, int] = field(default_factory=dict)
     detector_runs: int = 0

@@ -6,6 +6,7 @@ lands mid-answer every time; the real model's spoken path is covered in test_voi
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from bot.server import Engines
@@ -112,4 +113,36 @@ async def test_talking_over_annie_stops_her_and_keeps_only_what_was_heard(
         )
         finals = [e["text"].lower() for e in client.of_type("transcript") if e["final"]]
         assert any("stop" in t for t in finals)
+        await client.close()
+
+
+async def test_a_cough_pauses_annie_and_she_plays_on_from_where_she_paused(
+    voice_settings: Settings,
+    engines: Engines,
+    tokenizer: Tokenizer,
+    tts: TTS,
+    store: Store,
+) -> None:
+    llm = ScriptedLLM(tokenizer, [LONG_REPLY])
+    # A cough-like burst: 100 ms of voice (the start of a word), too short to be a turn.
+    word = await speak_48k(tts, "Hey.")
+    loud = np.flatnonzero(np.abs(word.astype(np.float32)) > 0.05 * 32768)
+    burst = word[loud[0] : loud[0] + 4800]
+    async with serve(voice_settings, engines, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.send_text("Tell me about the sea.")
+        await client.wait_for(lambda c: len(c.voiced_since(0)) >= 60, 90, "1.2 s of answer")
+        voice = server.voices[0]
+        client.mic.play(burst)
+        await client.wait_for(lambda c: voice.stats.barge_pauses >= 1, 10, "the pause")
+        paused_at = voice.output.last_voiced_sent_at
+        await client.wait_for(lambda c: voice.stats.false_alarms >= 1, 10, "playing on")
+        # Heard in full: not interrupted, and the words after the pause were still sent.
+        done = await client.wait_for(lambda c: c.of_type("assistant_done"), 120, "the answer")
+        await client.wait_for(lambda c: not voice.output.queued_frames, 120, "the audio")
+        assert not done[0]["interrupted"] and done[0]["text"] == LONG_REPLY
+        assert not voice.stats.barge_ins
+        assert paused_at is not None and voice.output.last_voiced_sent_at > paused_at
+        assert not any(e["state"] == "interrupted" for e in client.of_type("voice_state"))
         await client.close()

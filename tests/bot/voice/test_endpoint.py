@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from bot.barge_in import Barge, BargeInDetector
 from bot.endpoint import (
     FRAME_MS,
     FRAME_SAMPLES,
-    BargeInDetector,
     EndpointConfig,
     Endpointer,
     EndpointEvent,
@@ -91,25 +91,38 @@ def test_settings_feed_the_config() -> None:
     assert (cfg.silence_ms, cfg.min_speech_ms) == (600.0, 100.0)
 
 
-def test_barge_in_ignores_the_guard_interval_and_needs_sustained_speech() -> None:
+def test_barge_in_needs_the_guard_then_pauses_early_and_stops_when_sure() -> None:
     det = BargeInDetector(threshold=0.5, guard_ms=300, min_speech_ms=160)
     # Annie silent: never.
-    assert not any(det.push(0.99, None) for _ in range(20))
+    assert {det.push(0.99, None) for _ in range(20)} == {Barge.NONE}
     # Inside the guard interval: her own voice leaking in does not count.
-    assert not any(det.push(0.99, ms) for ms in range(0, 300, 32))
-    # After the guard: five voiced frames (160 ms) are needed.
+    assert {det.push(0.99, ms) for ms in range(0, 300, 32)} == {Barge.NONE}
+    # After the guard: two voiced frames pause her, five (160 ms) stop her.
     results = [det.push(0.99, 320.0 + 32 * i) for i in range(5)]
-    assert results == [False, False, False, False, True]
+    assert results == [Barge.NONE, Barge.PAUSE, Barge.NONE, Barge.NONE, Barge.STOP]
+    assert not det.paused
 
 
 def test_barge_in_tolerates_one_gap_but_not_two() -> None:
     det = BargeInDetector(threshold=0.5, guard_ms=0, min_speech_ms=160)
     seq = [0.9, 0.9, 0.1, 0.9, 0.9]
-    assert [det.push(p, 1000.0) for p in seq] == [False, False, False, False, False]
-    assert det.push(0.9, 1000.0)  # 5 voiced frames with one gap
+    assert [det.push(p, 1000.0) for p in seq][-1] is Barge.NONE
+    assert det.push(0.9, 1000.0) is Barge.STOP  # 5 voiced frames with one gap
     det.reset()
     seq = [0.9, 0.9, 0.1, 0.1, 0.9, 0.9, 0.9]
-    assert not any(det.push(p, 1000.0) for p in seq)
+    assert Barge.STOP not in [det.push(p, 1000.0) for p in seq]
+
+
+def test_a_cough_pauses_annie_and_she_plays_on_when_it_dies_away() -> None:
+    det = BargeInDetector(threshold=0.5, guard_ms=0, min_speech_ms=160, resume_ms=250)
+    assert [det.push(p, 1000.0) for p in (0.9, 0.9)] == [Barge.NONE, Barge.PAUSE]
+    quiet = [det.push(0.1, 1000.0) for _ in range(8)]
+    # 250 ms of quiet at 32 ms a frame: the 8th quiet frame resumes.
+    assert quiet == [Barge.NONE] * 7 + [Barge.RESUME] and not det.paused
+    # Annie's playback ending while paused also lets go.
+    det.push(0.9, 1000.0)
+    assert det.push(0.9, 1000.0) is Barge.PAUSE
+    assert det.push(0.9, None) is Barge.RESUME
 
 
 SEMANTIC = EndpointConfig(
