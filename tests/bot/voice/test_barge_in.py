@@ -143,6 +143,7 @@ async def test_a_cough_pauses_annie_and_she_plays_on_from_where_she_paused(
         await client.wait_for(lambda c: not voice.output.queued_frames, 120, "the audio")
         assert not done[0]["interrupted"] and done[0]["text"] == LONG_REPLY
         assert not voice.stats.barge_ins
-        assert paused_at is not None and voice.output.last_voiced_sent_at > paused_at
+        resumed_at = voice.output.last_voiced_sent_at
+        assert paused_at is not None and resumed_at is not None and resumed_at > paused_at
         assert not any(e["state"] == "interrupted" for e in client.of_type("voice_state"))
         await client.close()
