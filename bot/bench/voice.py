@@ -6,8 +6,10 @@ WebRTC client talks to it the way the page does (voice_client.py measures). Fres
 connections speak a question at once (the first turn after connecting), then one connection
 goes on with later turns, half status questions for the state path and half for the model.
 Then it plays the recorded utterances with a mid-sentence pause (tests/fixtures/pauses/) and
-counts how often the turn is ended inside the pause, and talks over long answers to time
-barge-in. The figures print beside their targets; they are benchmarks, not assertions.
+counts how often the turn is ended inside the pause, talks over long answers to time
+barge-in, and plays a cough, clicks and Annie's own voice (as echo) over them, counting the
+times that stopped her (false stops). The figures print beside their targets; they are
+benchmarks, not assertions.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from bot.bench.voice_client import (
     TurnSample,
     barge_trial,
     cutoff_trial,
+    false_alarm_sounds,
+    false_alarm_trial,
     settle,
     spoken_turn,
     timed_client,
@@ -55,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--turns", type=int, default=20, help="later turns per mode (20)")
     parser.add_argument(
         "--first", type=int, default=10, help="fresh connections per mode, one turn each (10)"
+    )
+    parser.add_argument(
+        "--false-alarms",
+        type=int,
+        default=3,
+        help="trials of each sound that must not stop Annie (cough, clicks, echo; 3)",
     )
     parser.add_argument(
         "--cutoffs", type=int, default=None, help="pause fixtures per mode (default all)"
@@ -129,6 +139,7 @@ async def _one_mode(
     samples: list[TurnSample] = []
     cuts: list[CutSample] = []
     barges: list[float] = []
+    false_stops: dict[str, list[int]] = {}  # sound -> [stops, trials]
     failed = 0
     barge_misses = 0
     with ServerProcess(home, window=args.window, env=env) as server:
@@ -173,6 +184,16 @@ async def _one_mode(
                             barge_misses += 1
                         else:
                             barges.append(stop)
+                    sounds = false_alarm_sounds(clips[INTERRUPTION])
+                    for _ in range(args.false_alarms):
+                        for name, sound in sounds.items():
+                            stopped = await false_alarm_trial(
+                                client, clips[LONG_QUESTION], sound, TURN_TIMEOUT_S
+                            )
+                            if stopped is not None:
+                                got = false_stops.setdefault(name, [0, 0])
+                                got[0] += stopped
+                                got[1] += 1
                     await settle(client)
             finally:
                 await client.close()
@@ -186,6 +207,7 @@ async def _one_mode(
         load_s=round(load_s, 1),
         failed=failed,
         barge_misses=barge_misses,
+        false_stops=false_stops,
         server_alive=alive,
     )
     if log_tail:

@@ -239,3 +239,53 @@ async def barge_trial(
         last = frame.at
     await settle(client)
     return (last - spoke) * 1e3
+
+
+def false_alarm_sounds(annie: np.ndarray, rate: int = MIC_RATE) -> dict[str, np.ndarray]:
+    """What must not stop Annie, as a microphone would send it (48 kHz int16), the same on
+    every run (seeded): a cough (a 180 ms burst of noise, fast attack, fast decay), two
+    clicks 100 ms apart, and her own voice leaking back (`annie`, the start of one of her
+    answers, at -20 dB, as a speaker heard by a microphone without echo cancelling)."""
+    rng = np.random.default_rng(12)
+    n = int(0.18 * rate)
+    envelope = np.minimum(1.0, np.arange(n) / (0.01 * rate)) * np.exp(-np.arange(n) / (0.05 * rate))
+    noise = np.convolve(rng.standard_normal(n), np.ones(8) / 8, mode="same")
+    cough = 0.5 * envelope * noise / np.max(np.abs(noise))
+    clicks = np.zeros(int(0.25 * rate))
+    for at in (0, int(0.1 * rate)):
+        clicks[at : at + int(0.003 * rate)] = 0.6
+    echo = annie.astype(np.float64)[: int(1.5 * rate)] / 32768.0 * 0.1
+    return {
+        name: (np.clip(x, -1, 1) * 32767).astype(np.int16)
+        for name, x in (("cough", cough), ("clicks", clicks), ("echo", echo))
+    }
+
+
+async def false_alarm_trial(
+    client: VoiceClient, question: np.ndarray, sound: np.ndarray, timeout: float
+) -> bool | None:
+    """Ask for a long answer, play `sound` over it after a second; True if that stopped
+    Annie (a false stop), None if she had nothing to talk over."""
+    number = client.mic.play(question)
+    asked = await _clip_time(client, number, ended=True)
+    try:
+        frames = await client.wait_for(lambda c: c.voiced_since(asked), timeout, "an answer")
+        began = frames[0].at
+        await client.wait_for(
+            lambda c: time.monotonic() - began > 1.0, 5.0, "a second of the answer"
+        )
+    except TimeoutError:
+        await settle(client)
+        return None
+    if time.monotonic() - _last_voiced(client) > 0.1:
+        await settle(client)
+        return None
+    n = len(client.events)
+    client.mic.play(sound)
+    await asyncio.sleep(2.0)
+    stopped = any(
+        e.get("type") == "voice_state" and e.get("state") == "interrupted"
+        for e in client.events[n:]
+    )
+    await settle(client)
+    return stopped

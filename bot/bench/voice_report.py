@@ -147,6 +147,13 @@ def print_report(results: dict[str, Any]) -> None:
         if any(stage in modes[n]["stages"] for n in names):
             print(_row(label, [modes[n]["stages"].get(stage) for n in names]))
     print(_row("barge-in: onset → last frame", [modes[n]["barge_in_stop_ms"] for n in names]))
+    for sound in ("cough", "clicks", "echo"):
+        cells = []
+        for n in names:
+            stops, trials = modes[n].get("false_stops", {}).get(sound, [0, 0])
+            cells.append(f"{stops}/{trials}")
+        label = "false stops: " + sound
+        print(f"  {label:<30}" + "".join(f"  {c:>18}" for c in cells))
     for name in names:
         c = modes[name]["cutoffs"]
         rate = "-" if c["rate"] is None else f"{100 * c['rate']:.0f}%"

@@ -12,13 +12,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
+
 from bot.bench.voice import MODES, bench
+from bot.bench.voice_client import false_alarm_sounds
 from bot.bench.voice_report import STAGES
 
 
 async def test_bench_voice_measures_at_the_client(tmp_path: Path) -> None:
     args = argparse.Namespace(
-        first=1, turns=1, cutoffs=3, barge_ins=0, listen=0.5, window=4096, modes=",".join(MODES)
+        first=1,
+        turns=1,
+        cutoffs=3,
+        barge_ins=0,
+        false_alarms=0,
+        listen=0.5,
+        window=4096,
+        modes=",".join(MODES),
     )
     r = await bench(tmp_path, args, list(MODES))
     assert set(r["modes"]) == set(MODES)
@@ -41,3 +51,14 @@ async def test_bench_voice_measures_at_the_client(tmp_path: Path) -> None:
     checks = r["targets"]
     assert set(checks["semantic"]) >= {"state_p50_ms", "state_p95_ms", "model_p50_ms"}
     assert "cutoff_rate" in checks["semantic"]
+
+
+def test_the_false_alarm_sounds_are_short_and_fixed() -> None:
+    voice = (np.sin(np.arange(96000) / 20.0) * 20000).astype(np.int16)
+    sounds = false_alarm_sounds(voice)
+    assert set(sounds) == {"cough", "clicks", "echo"}
+    assert all(s.dtype == np.int16 for s in sounds.values())
+    assert len(sounds["cough"]) == int(0.18 * 48000) and len(sounds["echo"]) == 72000
+    assert np.abs(sounds["echo"]).max() <= 0.1 * 20000 + 1  # her voice, 20 dB down
+    again = false_alarm_sounds(voice)
+    assert all(np.array_equal(sounds[k], again[k]) for k in sounds)  # seeded: every run alike
