@@ -83,7 +83,9 @@ async def http_cases(server: ServerProcess, slow_s: float, half_open: int) -> li
         Case(
             "http",
             "body longer than Content-Length",
-            r.status == 400 and len(r.body) < 2000,
+            # aiohttp's parser answers 400 quoting the stray bytes back to the sender (its own
+            # data, no server state), then closes the connection.
+            r.status == 400,
             sent,
             r.short(),
         )

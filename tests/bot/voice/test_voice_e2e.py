@@ -66,12 +66,15 @@ async def test_spoken_status_question_is_answered_by_the_state_path_with_audio(
         assert abs(rows[0].total_ms - stages["voice_to_voice"]) < 1.0
 
         # Typed text goes through the same loop: the real model answers, and is spoken.
+        # The warm-up stopped when the user spoke (the cores were Whisper's); the idle time
+        # after the state answer finishes it.
+        await server.runtime.sessions[0].wait_idle()
         client.send_text("Say hello in one short sentence.")
         deltas = await client.wait_for(lambda c: c.of_type("assistant_delta"), 180, "model text")
         model_turn = deltas[0]["turn_id"]
         done = await client.wait_for(lambda c: done_for(c, model_turn), 180, "the model turn")
         assert done["path"] == "model"
-        # The fixed head was evaluated when the session opened: the turn only adds its own.
+        # The fixed head was evaluated before the turn: the turn only adds its own.
         first = model_rounds(server)[0]
         head = server.runtime.sessions[0].ledger.prefix_cost(server.runtime.sessions[0].conv.prefix)
         assert first.reused_tokens >= head.total > 1000, (first, head.total)
