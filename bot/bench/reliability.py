@@ -190,6 +190,11 @@ def table(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _no_growth(label: str, pair: list[Any]) -> str:
+    """A start → end row whose target is no growth."""
+    return _row(label, " → ".join(map(str, pair)), "no growth", pair[1] <= pair[0])
+
+
 def _soak_rows(s: dict[str, Any]) -> list[str]:
     first, last = s["latency_first"], s["latency_last"]
     growth = s["rss_growth_less_cache_mb"]
@@ -202,30 +207,15 @@ def _soak_rows(s: dict[str, Any]) -> list[str]:
         ),
         _row("saved model states MB (bounded)", " → ".join(map(str, s["cache_mb"]))),
         _row("RSS growth less saved states MB", growth, "< 50", growth < 50),
-        _row(
-            "open fds start → end",
-            " → ".join(map(str, s["fds"])),
-            "no growth",
-            s["fds"][1] <= s["fds"][0],
-        ),
-        _row(
-            "threads start → end",
-            " → ".join(map(str, s["threads"])),
-            "no growth",
-            s["threads"][1] <= s["threads"][0],
-        ),
+        _no_growth("open fds start → end", s["fds"]),
+        _no_growth("threads start → end", s["threads"]),
         _row(
             "sessions after the last client left",
             s["sessions_after"],
             "0",
             s["sessions_after"] == 0,
         ),
-        _row(
-            "asyncio tasks start → end",
-            " → ".join(map(str, s["tasks"])),
-            "no growth",
-            s["tasks"][1] <= s["tasks"][0],
-        ),
+        _no_growth("asyncio tasks start → end", s["tasks"]),
         _row(
             "peer connections start → end",
             " → ".join(map(str, s["peers"])),

@@ -192,13 +192,7 @@ async def _expect_error(
         client._channel.send(message)  # the raw channel: send() would wrap it in JSON
     except Exception as exc:  # the client library refused it: nothing reached the server
         return Case("channel", name, False, sent, f"could not send: {exc}")
-    try:
-        await wait(client, lambda c: any(e["type"] == "error" for e in c.events[n:]), 5.0, "error")
-        errors = [e["message"] for e in client.events[n:] if e["type"] == "error"]
-        got, ok = f"error event: {errors[0]!r}", True
-    except TimeoutError:
-        kinds = [e["type"] for e in client.events[n:]]
-        got, ok = f"no error event in 5s (events: {kinds[:6]})", False
+    got, ok = await first_error(client, n, 5.0)
     # Whatever it answered, the turn it may have started must not linger.
     client.send({"type": "interrupt"})
     await asyncio.sleep(0.3)
@@ -232,3 +226,17 @@ async def _quiet(client: VoiceClient, gap: float, limit: float) -> bool:
         seen = len(client.events)
         await asyncio.sleep(gap)
     return False
+
+
+async def first_error(client: Any, n: int, timeout: float) -> tuple[str, bool]:
+    """The first error event after event `n`, as a case's "got", and whether one came."""
+    t0 = time.monotonic()
+    try:
+        await wait(
+            client, lambda c: any(e["type"] == "error" for e in c.events[n:]), timeout, "error"
+        )
+    except TimeoutError:
+        kinds = [e["type"] for e in client.events[n:]]
+        return f"no error event in {timeout:.0f} s (events: {kinds[:8]})", False
+    errors = [e["message"] for e in client.events[n:] if e["type"] == "error"]
+    return f"error event after {time.monotonic() - t0:.1f}s: {errors[0][:160]!r}", True

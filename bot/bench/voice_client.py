@@ -209,12 +209,9 @@ async def cutoff_trial(
     return sample
 
 
-async def barge_trial(
-    client: VoiceClient, question: np.ndarray, interruption: np.ndarray, timeout: float
-) -> float | None:
-    """Ask for a long answer, talk over it after a second, and return how long after the
-    onset of the interruption Annie's last audible frame arrived (ms); None if she had
-    nothing to talk over."""
+async def _long_answer_playing(client: VoiceClient, question: np.ndarray, timeout: float) -> bool:
+    """Ask `question` and wait until a second of the answer has played and it still plays;
+    False (the client settled again) if there was nothing to talk over."""
     number = client.mic.play(question)
     asked = await _clip_time(client, number, ended=True)
     try:
@@ -225,10 +222,21 @@ async def barge_trial(
         )
     except TimeoutError:
         await settle(client)
-        return None
+        return False
     if time.monotonic() - _last_voiced(client) > 0.1:
         await settle(client)
-        return None  # the answer was over before a second had passed
+        return False  # the answer was over before a second had passed
+    return True
+
+
+async def barge_trial(
+    client: VoiceClient, question: np.ndarray, interruption: np.ndarray, timeout: float
+) -> float | None:
+    """Ask for a long answer, talk over it after a second, and return how long after the
+    onset of the interruption Annie's last audible frame arrived (ms); None if she had
+    nothing to talk over."""
+    if not await _long_answer_playing(client, question, timeout):
+        return None
     onset, _ = voiced_span_s(interruption)
     spoke = await _clip_time(client, client.mic.play(interruption)) + onset
     await asyncio.sleep(2.5)
@@ -244,8 +252,8 @@ async def barge_trial(
 def false_alarm_sounds(annie: np.ndarray, rate: int = MIC_RATE) -> dict[str, np.ndarray]:
     """What must not stop Annie, as a microphone would send it (48 kHz int16), the same on
     every run (seeded): a cough (a 180 ms burst of noise, fast attack, fast decay), two
-    clicks 100 ms apart, and her own voice leaking back (`annie`, the start of one of her
-    answers, at -20 dB, as a speaker heard by a microphone without echo cancelling)."""
+    clicks 100 ms apart, and her own voice leaking back (`annie`, a clip in her Piper
+    voice, at -20 dB, as a speaker heard by a microphone without echo cancelling)."""
     rng = np.random.default_rng(12)
     n = int(0.18 * rate)
     envelope = np.minimum(1.0, np.arange(n) / (0.01 * rate)) * np.exp(-np.arange(n) / (0.05 * rate))
@@ -266,19 +274,7 @@ async def false_alarm_trial(
 ) -> bool | None:
     """Ask for a long answer, play `sound` over it after a second; True if that stopped
     Annie (a false stop), None if she had nothing to talk over."""
-    number = client.mic.play(question)
-    asked = await _clip_time(client, number, ended=True)
-    try:
-        frames = await client.wait_for(lambda c: c.voiced_since(asked), timeout, "an answer")
-        began = frames[0].at
-        await client.wait_for(
-            lambda c: time.monotonic() - began > 1.0, 5.0, "a second of the answer"
-        )
-    except TimeoutError:
-        await settle(client)
-        return None
-    if time.monotonic() - _last_voiced(client) > 0.1:
-        await settle(client)
+    if not await _long_answer_playing(client, question, timeout):
         return None
     n = len(client.events)
     client.mic.play(sound)

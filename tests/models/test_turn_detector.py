@@ -39,6 +39,20 @@ def _case(clip: TurnClip) -> object:
     return pytest.param(clip, id=clip.name)
 
 
+def _child(script: str, **env: str) -> str:
+    """`script` in a fresh Python process over this checkout; its standard output."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **env},
+    )
+    return done.stdout
+
+
 @pytest.fixture(scope="module")
 def detector(model_settings: Settings) -> TurnDetector:
     return load_turn_detector(model_settings)
@@ -76,16 +90,7 @@ def test_probabilities_equal_pipecats_own_analyzer(detector: TurnDetector) -> No
         "out = {c.name: a._predict_endpoint(read_clip(c))['probability'] for c in CLIPS}\n"
         "print(json.dumps(out))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "LOGURU_LEVEL": "WARNING"},
-    )
-    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    theirs = json.loads(_child(script, LOGURU_LEVEL="WARNING").strip().splitlines()[-1])
     for clip in CLIPS:
         ours = detector.complete_probability(read_clip(clip))
         assert ours == pytest.approx(theirs[clip.name], abs=1e-5), clip.name
@@ -103,16 +108,7 @@ def test_loading_it_leaves_asyncio_alone(annie_home: Path) -> None:
         "load_turn_detector(load_settings()).complete_probability(np.zeros(16000, np.float32))\n"
         "print('pipecat' in sys.modules, asyncio.wait_for.__module__)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "ANNIE_HOME": str(annie_home)},
-    )
-    assert done.stdout.split() == ["False", "asyncio.tasks"]
+    assert _child(script, ANNIE_HOME=str(annie_home)).split() == ["False", "asyncio.tasks"]
 
 
 def test_one_session_serves_threads_at_once(detector: TurnDetector) -> None:
