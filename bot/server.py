@@ -21,6 +21,8 @@ import ipaddress
 import json
 import logging
 import re
+import threading
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,6 +164,15 @@ def engine_slots(llm: LLM | None) -> int | None:
     return llm.max_parallel if llm is not None and llm.backend == "server" else None
 
 
+def thread_kinds() -> dict[str, int]:
+    """Python threads by kind: a pool worker is named after its pool (prefix, "_", number)."""
+    kinds: Counter[str] = Counter()
+    for t in threading.enumerate():
+        head, _, tail = t.name.rpartition("_")
+        kinds[head if head and tail.isdigit() else t.name] += 1
+    return dict(kinds)
+
+
 def cache_bytes(llm: LLM | None) -> int:
     return llm.cache_bytes if llm is not None else 0
 
@@ -205,6 +216,7 @@ async def healthz(request: web.Request) -> web.Response:
             # What must not grow over a long run (the reliability soak reads these).
             "tasks": len(asyncio.all_tasks()),
             "peers": len(state.connections) + state.pending,
+            "threads": thread_kinds(),
             # Saved model states: bounded by models.llm_checkpoints, and the part of resident
             # memory that grows with the conversation by design.
             "llm_cache_mb": round(cache_bytes(state.loaded_llm()) / 2**20, 1),

@@ -3,8 +3,8 @@
 The soak speaks recorded questions (state path and model path in turn) for M minutes, talks
 over some answers (barge-in) and reconnects now and then (resuming the session as the page
 does), after a minute of the same mix unmeasured (warm-up), sampling the server process from
-/proc: resident memory after warm-up and at the end,
-open descriptors, threads, and the sessions /healthz counts. Latency is the server's own
+/proc: resident memory, open descriptors, threads, asyncio tasks and peers after warm-up and at
+the end, both with the server at rest (no client connected). Latency is the server's own
 voice-to-voice figure from each turn's latency event, compared between the first and the last
 five minutes of a run of 25 minutes or more (the first and last fifth of the turns otherwise).
 
@@ -47,6 +47,7 @@ BARGE_EVERY, BARGE_AT = 7, 3
 RECONNECT_EVERY, RECONNECT_AT = 10, 5
 SAMPLE_EVERY_S = 15.0
 WARM_UP_S = 60.0
+REST_READINGS = 8
 
 
 @dataclass
@@ -77,8 +78,14 @@ async def run_soak(server: ServerProcess, speech: Speech, minutes: float) -> dic
         while time.monotonic() - t0 < WARM_UP_S:
             i += 1
             client = await _act(i, client, server.url, clips, (long_clip, stop_clip), warm, 0.0)
+        # Both ends are read with no client connected and the server at rest, so that the
+        # start and the end compare like with like (a connected peer holds its decoder thread).
+        previous = client.session_id
+        await client.close()
+        start = await _at_rest(server)
+        client = await connect(server.url, resume=previous)
         t0 = time.monotonic()
-        got.samples.append((0.0, server.stats()))
+        got.samples.append((0.0, start))
         while time.monotonic() - t0 < minutes * 60:
             i += 1
             at = time.monotonic() - t0
@@ -88,9 +95,21 @@ async def run_soak(server: ServerProcess, speech: Speech, minutes: float) -> dic
         run_s = time.monotonic() - t0
     finally:
         await client.close()
-    await asyncio.sleep(3.0)  # the last session's tier 3 and the peer's teardown
-    got.samples.append((run_s, server.stats()))
+    got.samples.append((run_s, await _at_rest(server)))
     return _soak_summary(got, run_s)
+
+
+async def _at_rest(server: ServerProcess) -> ProcStats:
+    """The server with no session left (tier 3 done, the peer torn down), read several times
+    over a few seconds, keeping the reading with the fewest threads: llama.cpp starts its
+    compute threads for each model call and ends them after, so one reading taken while the
+    last session's tier-3 polish runs counts them as if they stayed."""
+    await no_sessions(server)
+    readings = [server.stats()]
+    for _ in range(REST_READINGS - 1):
+        await asyncio.sleep(0.5)
+        readings.append(server.stats())
+    return min(readings, key=lambda r: (r.threads, r.fds))
 
 
 async def _act(
@@ -189,6 +208,9 @@ def _soak_summary(got: _Soak, run_s: float) -> dict[str, Any]:
         ),
         "fds": [start.fds, end.fds],
         "threads": [start.threads, end.threads],
+        # The Python threads among them by kind (a pool's workers under its name): a kept
+        # connection would leave its audio-decoder here.
+        "thread_kinds": [start.health.get("threads"), end.health.get("threads")],
         "sessions_after": end.health.get("sessions"),
         "tasks": [start.health.get("tasks"), end.health.get("tasks")],
         "peers": [start.health.get("peers"), end.health.get("peers")],

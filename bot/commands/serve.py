@@ -21,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from aiohttp import web
 
+    from bot.allocator import return_large_blocks
     from bot.runtime import Runtime
     from bot.server import Engines, check_bind, runtime_app
     from config import load_settings
@@ -33,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         server["port"] = args.port
     settings = load_settings(server=server) if server else load_settings()
     check_bind(settings)  # before loading anything: a refused bind should fail fast
+    return_large_blocks()  # before the engines allocate: see bot.allocator
 
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -75,6 +75,8 @@ async def test_two_minute_soak(tmp_path: Path, speech: Speech) -> None:
     assert s["rss_growth_less_cache_mb"] < 200, s["samples"]
     assert s["fds"][1] <= s["fds"][0] + 2, s["samples"]
     assert s["threads"][1] <= s["threads"][0] + 2, s["samples"]
+    kinds = s["thread_kinds"]
+    assert kinds[0] and set(kinds[1]) == set(kinds[0]), kinds
     assert s["sessions_after"] == 0
     first, last = s["latency_first"], s["latency_last"]
     assert first["n"] and last["n"]
