@@ -29,7 +29,24 @@ from bot.audio_convert import (
     make_frame,
     split_frames,
 )
-from models.base import TTS
+from models.base import TTS, Pcm
+
+LEAD_IN_LEVEL = 0.003  # RMS in [0, 1] of a 10 ms window: about -50 dBFS, below any speech
+LEAD_IN_KEEP_MS = 10  # of the quiet before the first sound, so its onset is not clipped
+
+
+def trim_lead_in(pcm: Pcm, sample_rate: int) -> Pcm:
+    """`pcm` from 10 ms before its first window louder than `LEAD_IN_LEVEL` (as is if none)."""
+    window = max(1, sample_rate // 100)
+    n = pcm.size // window
+    if n == 0:
+        return pcm
+    levels = np.sqrt(np.mean(np.square(pcm[: n * window].reshape(n, window)), axis=1))
+    loud = np.flatnonzero(levels >= LEAD_IN_LEVEL)
+    if loud.size == 0:
+        return pcm
+    start = max(0, int(loud[0]) * window - sample_rate * LEAD_IN_KEEP_MS // 1000)
+    return pcm[start:]
 
 
 @dataclass
@@ -236,11 +253,16 @@ class Utterance:
                 break
             piece = self.pieces[index]
             async for chunk in self.tts.synthesize(piece.text):
+                pcm = chunk.pcm
                 if self.timing.first_audio_at is None:
                     self.timing.first_audio_at = time.monotonic()
+                    # The user waits through the voice's lead-in silence (20-60 ms for Piper):
+                    # the answer starts at its first sound. Later pieces keep theirs as the
+                    # pause between sentences.
+                    pcm = trim_lead_in(pcm, chunk.sample_rate)
                 if chunk.sample_rate != resampler.rate_in:
                     resampler = OutputResampler(chunk.sample_rate)
-                samples = np.concatenate([carry, resampler.convert(chunk.pcm)])
+                samples = np.concatenate([carry, resampler.convert(pcm)])
                 whole = samples.size - samples.size % WEBRTC_FRAME_SAMPLES
                 carry = samples[whole:]
                 for frame in split_frames(samples[:whole]):

@@ -9,9 +9,9 @@ import numpy as np
 from aiortc import MediaStreamTrack
 from aiortc.mediastreams import MediaStreamError
 
-from bot.audio_convert import WEBRTC_FRAME_SAMPLES, make_frame, split_frames
+from bot.audio_convert import WEBRTC_FRAME_SAMPLES, frame_rms, make_frame, split_frames
 from bot.audio_in import AudioInput
-from bot.audio_out import SpeechTrack, Utterance
+from bot.audio_out import LEAD_IN_LEVEL, SpeechTrack, Utterance, trim_lead_in
 from models.base import TTS, VAD, Pcm
 from testkit.peer import speak_48k
 
@@ -66,6 +66,29 @@ async def test_an_utterance_is_spoken_whole_and_reports_what_was_heard(tts: TTS)
     assert timing.first_piece_at is not None and timing.first_audio_at is not None
     assert timing.first_frame_at is not None and timing.first_frame_at >= timing.first_audio_at
     assert utterance.playback_ms() is None  # finished
+
+
+def test_the_lead_in_is_cut_to_ten_milliseconds_before_the_first_sound() -> None:
+    rate = 16000
+    sound = (0.1 * np.sin(np.arange(1600) / 5.0)).astype(np.float32)  # 100 ms
+    pcm = np.concatenate([np.zeros(800, dtype=np.float32), sound])  # after 50 ms of quiet
+    trimmed = trim_lead_in(pcm, rate)
+    assert trimmed.size == sound.size + 160 and not np.any(trimmed[:160])
+    quiet = np.full(3200, LEAD_IN_LEVEL / 2, dtype=np.float32)
+    assert trim_lead_in(quiet, rate) is quiet  # nothing louder: left as it is
+
+
+async def test_an_answer_is_audible_from_its_first_frame(tts: TTS) -> None:
+    track = SpeechTrack()
+    utterance = Utterance("t3", tts, track)
+    utterance.add("You have two pending tasks.")
+    utterance.close()
+    frames = [await track.recv()]  # the idle frame before synthesis finished
+    while not utterance.finished:
+        frames.append(await track.recv())
+    sent = frames[-track.voiced_frames_sent :]  # the utterance's own frames
+    audible = [i for i, f in enumerate(sent) if frame_rms(f) >= LEAD_IN_LEVEL]
+    assert audible and audible[0] <= 1, audible[:3]  # Piper's own lead-in is 40-60 ms
 
 
 async def test_stopping_an_utterance_keeps_only_the_heard_words(tts: TTS) -> None:
