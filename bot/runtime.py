@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from compaction.briefing import build_briefing, notes_block
 from compaction.hooks import HookContext, HooksFactory
 from config import Settings
 from context.assembler import Assembler
-from context.conversation import Conversation
+from context.conversation import Conversation, Prefix
 from context.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from context.state import StateResolver
     from memory.rows import ReminderRow
     from memory.store import Store
-    from models.base import LLM, Embedder, Tokenizer
+    from models.base import LLM, CallStats, Embedder, Tokenizer
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 
@@ -88,6 +89,9 @@ class Runtime:
         self._intents: IntentIndex | None = None
         self.sessions: list[Session] = []
         self._closed = False
+        self._head_kept = False
+        # Set by the first user activity: the head evaluated at start-up yields to them.
+        self.head_stop = threading.Event()
         # Fires reminders from the table; the front end that serves starts it (`start()`).
         self.reminders = ReminderScheduler(lambda: self.store, self._reminders_fired)
 
@@ -172,6 +176,27 @@ class Runtime:
 
             self._intents = IntentIndex(lambda: self._embedder)
         return self._intents
+
+    async def keep_head(self, stop: threading.Event | None = None) -> CallStats | None:
+        """Evaluate the head every session shares (system prompt and tool schemas) once and
+        keep its state: a session that starts restores it and evaluates only its briefing.
+
+        None if it is kept already; else the evaluation's figures (`cancelled` when `stop`
+        ended it: what was evaluated stays, and the next call goes on from there).
+        """
+        if self._head_kept:
+            return None
+        settings = self.session_settings()
+        ledger = Ledger(
+            self.codec(),
+            window=self.window,
+            output_reserve_tokens=settings.context.output_reserve_tokens,
+        )
+        tools = ActiveTools(self.registry)
+        prefix = Prefix(self.system_prompt, tools.prefix_schemas(), tools.prefix_groups)
+        stats = await self.llm.prefill(ledger.shared_head(prefix), stop, pin=True)
+        self._head_kept = not stats.cancelled
+        return stats
 
     # --- sessions -----------------------------------------------------------------------
 

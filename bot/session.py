@@ -351,6 +351,7 @@ class Session:
     def yield_model(self) -> None:
         """The user started to speak or type: idle-time model work stops for them."""
         self._warm_stop.set()
+        self.runtime.head_stop.set()
         self.hooks.on_user_activity()
 
     async def _warm_up(self) -> None:
@@ -360,6 +361,11 @@ class Session:
         try:
             # Shielded: a turn that arrives first cancels this wait, never the evaluation (a
             # job still queued behind another would be lost); `stop` ends it instead.
+            # The shared head first (kept once per server, usually at start-up), so that
+            # this session restores it and evaluates only its own briefing.
+            head = await asyncio.shield(self.runtime.keep_head(stop))
+            if head is not None:
+                self.ledger.record_call(head, turn=self.conv.turn, label="shared head")
             stats = await asyncio.shield(self.runtime.llm.prefill(prompt, stop))
         except ModelError as exc:
             self._emit(ErrorEvent(f"warming the model up failed: {exc}", where="model"))

@@ -18,7 +18,7 @@ Two modes, chosen once by probing the template with a sample conversation:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from context.codec import Codec, TemplateCodec, codec_for
@@ -177,6 +177,15 @@ class Ledger:
         cost = self._prefix_cost(prefix)
         self._prefix_memo[id(prefix)] = (prefix, fields, cost)
         return cost
+
+    def shared_head(self, prefix: Prefix) -> str:
+        """The start of `prefix`'s text that no session changes: the rendered head (system
+        prompt and tool schemas) up to where a briefing or notes would begin. Every prompt on
+        the same system prompt and schemas starts with it, whatever its briefing."""
+        r, tools = self.codec.render, prefix.tools or None
+        bare = r([replace(prefix, briefing="", notes="").message()], tools, False)
+        briefed = r([replace(prefix, briefing="-", notes="").message()], tools, False)
+        return bare[: common_prefix_len(bare, briefed)]
 
     def _prefix_cost(self, prefix: Prefix) -> PrefixCost:
         key = json.dumps([prefix.system_content(), prefix.tools], sort_keys=True)

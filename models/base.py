@@ -150,10 +150,14 @@ class LLM(ABC):
         """Stream text pieces for `prompt`; stops within one token once `cancel` is set."""
 
     @abstractmethod
-    async def prefill(self, prompt: str, stop: threading.Event | None = None) -> CallStats:
+    async def prefill(
+        self, prompt: str, stop: threading.Event | None = None, *, pin: bool = False
+    ) -> CallStats:
         """Evaluate `prompt` into the cache without generating (warm-up, idle-time re-prefill).
         Setting `stop` ends it early at a batch boundary, keeping what was evaluated
-        (`CallStats.cancelled`); the next call goes on from there."""
+        (`CallStats.cancelled`); the next call goes on from there. `pin`: keep the state at
+        `prompt`'s end until another is pinned, whatever the conversations do meanwhile (the
+        head every session shares); a prompt that starts with it restores it."""
 
     @property
     @abstractmethod

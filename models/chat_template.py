@@ -2,9 +2,9 @@
 
 Two guarantees the incremental cache depends on:
 - **Honest:** the text is what the model sees. A template without tool support (SmolLM2's
-  plain ChatML) gets tools the way Qwen writes them: a `# Tools` block with `<tools>` JSON in
-  the system message, calls as `<tool_call>` JSON in assistant turns, and results as user turns
-  wrapped in `<tool_response>`.
+  plain ChatML) gets tools the way Qwen writes them: a `# Tools` block with `<tools>` JSON at
+  the start of the system message, calls as `<tool_call>` JSON in assistant turns, and
+  results as user turns wrapped in `<tool_response>`.
 - **Append-stable:** rendering `messages[:k]` is a prefix of rendering `messages`. Some
   templates re-render old turns once a newer one arrives (Qwen drops the empty think block of
   earlier assistant turns). Here each message keeps the text it had when it was the newest
@@ -293,7 +293,10 @@ class ChatTemplate:
             return out, list(tools) if tools else None
         block = tools_block(tools)
         if out and out[0]["role"] == "system":
-            out[0] = {"role": "system", "content": f"{out[0]['content']}\n\n{block}"}
+            # Schemas first, as Qwen3.5's own template has them: the part of the head that no
+            # session changes then runs on to the end of the system prompt (the briefing
+            # follows it), so one saved state of it serves every session.
+            out[0] = {"role": "system", "content": f"{block}\n\n{out[0]['content']}"}
         else:
             out.insert(0, {"role": "system", "content": block})
         return out, None

@@ -120,7 +120,7 @@ class LlamaLLM(ThreadedLLM):
         # Read from the event loop while the worker may save or evict one: retry on a race.
         for _ in range(3):
             try:
-                held = list(self._cache.checkpoints.values())
+                held = self._cache.held()
             except RuntimeError:
                 continue
             return sum(cp.state.buf.nbytes + cp.state.logits.nbytes for cp in held if cp.state)
@@ -294,5 +294,5 @@ class LlamaLLM(ThreadedLLM):
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
-        self._cache.checkpoints.clear()
+        self._cache.drop_all()
         self._llama.close()

@@ -70,6 +70,9 @@ class PromptCache:
     boundaries: list[tuple[int, int]] = field(default_factory=list)
     _mark_checked: bool = False
     checkpoints: OrderedDict[str, Checkpoint] = field(default_factory=OrderedDict)
+    # The head every session shares (system prompt and tool schemas), kept outside the LRU:
+    # a session that starts restores it and evaluates only its own briefing.
+    pinned: Checkpoint | None = None
 
     def plan(self, prompt: str, n_ctx: int) -> Plan:
         """Choose the cheapest way to reach `prompt`: extend, cut back, restore, or start over."""
@@ -86,7 +89,7 @@ class PromptCache:
         best: tuple[int, int, Checkpoint | None] | None = None
         if held is not None and held[1] > len(self.bos):
             best = (*held, None)
-        for cp in self.checkpoints.values():
+        for cp in self.held():
             if prompt.startswith(cp.text):
                 point: tuple[int, int] | None = (len(cp.text), len(cp.tokens))
             elif self.can_cut:
@@ -102,7 +105,8 @@ class PromptCache:
         if source is None:
             keep = self.tokens[:n_tokens]
             return self._fits(self._plan("cut", keep, prompt[:n_text], suffix), n_ctx)
-        self.checkpoints.move_to_end(source.text)
+        if source is not self.pinned:
+            self.checkpoints.move_to_end(source.text)
         keep = source.tokens[:n_tokens]
         return self._fits(self._plan("restore", keep, prompt[:n_text], suffix, source), n_ctx)
 
@@ -194,16 +198,42 @@ class PromptCache:
         self.boundaries = []
 
     def has_checkpoint(self, text: str) -> bool:
-        return text in self.checkpoints
+        return text in self.checkpoints or (self.pinned is not None and self.pinned.text == text)
+
+    def held(self) -> list[Checkpoint]:
+        """Every saved state: the pinned head first, then the LRU's."""
+        pinned = [self.pinned] if self.pinned is not None else []
+        return pinned + list(self.checkpoints.values())
+
+    def pin(self, text: str) -> bool:
+        """Keep the checkpoint of `text` until another is pinned (the one before goes back to
+        the LRU); False if there is none."""
+        if self.pinned is not None and self.pinned.text == text:
+            return True
+        cp = self.checkpoints.pop(text, None)
+        if cp is None:
+            return False
+        if self.pinned is not None:
+            self.checkpoints[self.pinned.text] = self.pinned
+            self._evict()
+        self.pinned = cp
+        return True
+
+    def drop_all(self) -> None:
+        self.checkpoints.clear()
+        self.pinned = None
 
     def save(self, state: Any) -> Checkpoint:
         """Remember the current tokens and text with the engine's `state`."""
         cp = Checkpoint(self.text, list(self.tokens), state, list(self.boundaries))
         self.checkpoints[cp.text] = cp
         self.checkpoints.move_to_end(cp.text)
+        self._evict()
+        return cp
+
+    def _evict(self) -> None:
         while len(self.checkpoints) > max(0, self.capacity):
             self.checkpoints.popitem(last=False)
-        return cp
 
 
 def _cut_point(prompt: str, text: str, boundaries: list[tuple[int, int]]) -> tuple[int, int] | None:

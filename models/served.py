@@ -358,10 +358,13 @@ class ServedLLM(TemplatedLLM):
         else:
             stats.cache_reported = False
 
-    async def prefill(self, prompt: str, stop: threading.Event | None = None) -> CallStats:
+    async def prefill(
+        self, prompt: str, stop: threading.Event | None = None, *, pin: bool = False
+    ) -> CallStats:
         """Have the engine evaluate `prompt` into its prefix cache (one token generated: not
         every engine accepts zero). The engine evaluates it in one request, on its own
-        machine's cores, so `stop` only skips a request not yet sent."""
+        machine's cores, so `stop` only skips a request not yet sent. `pin` is the engine's
+        to honour or not: its own prefix cache decides what it keeps."""
         if stop is not None and stop.is_set():
             stats = CallStats(cancelled=True)
             self._stats.set(stats)

@@ -95,7 +95,9 @@ class ThreadedLLM(TemplatedLLM):
 
         return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
 
-    async def prefill(self, prompt: str, stop: threading.Event | None = None) -> CallStats:
+    async def prefill(
+        self, prompt: str, stop: threading.Event | None = None, *, pin: bool = False
+    ) -> CallStats:
         def run() -> CallStats:
             t0 = time.perf_counter()
             stats = CallStats()
@@ -104,6 +106,8 @@ class ThreadedLLM(TemplatedLLM):
                 stats.cancelled = True
                 return stats
             self._evaluate(prompt, stats, stop)
+            if pin and not stats.cancelled:
+                self._cache.pin(self._cache.text)
             stats.total_s = time.perf_counter() - t0
             return stats
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import sys
 import time
@@ -70,9 +71,22 @@ def run(args: argparse.Namespace) -> int:
 
     app = runtime_app(settings, engines, runtime)
 
+    head: list[asyncio.Task[Any]] = []
+
+    async def keep_head(_: web.Application) -> None:
+        # The head every session shares, evaluated once while nobody talks yet; a user who
+        # speaks first takes the model (`Runtime.head_stop`) and a session's warm-up goes on.
+        if settings.context.warm_up:
+            head.append(asyncio.create_task(runtime.keep_head(runtime.head_stop)))
+
     async def close_runtime(_: web.Application) -> None:
+        runtime.head_stop.set()
+        for task in head:
+            with contextlib.suppress(Exception):
+                await task
         await runtime.close()
 
+    app.on_startup.append(keep_head)
     app.on_cleanup.append(close_runtime)
     host, port = settings.server.host, settings.server.port
     shown = "localhost" if host in ("127.0.0.1", "::1") else host

@@ -15,6 +15,7 @@ from bot.events import (
     ToolResultEvent,
     TurnDone,
 )
+from context.conversation import INTERRUPTED_MARK
 from models.base import LLM
 from tests.bot.conftest import collect, make_runtime
 
@@ -81,7 +82,9 @@ async def test_barge_in_keeps_only_what_was_delivered(any_llm: LLM, tmp_path: Pa
     def on(event: Event) -> None:
         if isinstance(event, TextDelta):
             heard.append(event.text)
-            if len(heard) == 4:
+            # Early: the random-weights model's answer may end after a few pieces, and
+            # which few depends on the floats of whichever saved state it went on from.
+            if len(heard) == 3:
                 session.cancel(delivered_text="".join(heard[:2]))
 
     events = await collect(session, "Tell me a long story about a dragon and a knight.", on)
@@ -92,7 +95,8 @@ async def test_barge_in_keeps_only_what_was_delivered(any_llm: LLM, tmp_path: Pa
     assert llm.last_stats.generated_tokens < 300
     last = session.conv.items[-1]
     assert last.interrupted and last.content == delivered
-    assert session.ledger.prompt(session.conv).count(delivered) == 1
+    # Kept once, marked as cut off (the pieces are short enough to occur elsewhere too).
+    assert session.ledger.prompt(session.conv).count(delivered + INTERRUPTED_MARK) == 1
     stored = runtime.store.events.find(session.id, kinds=["assistant"])[-1]
     assert stored.content == delivered and stored.meta["interrupted"] is True
     # The conversation goes on after the interruption.
@@ -123,6 +127,30 @@ async def test_warming_up_evaluates_the_head_so_the_first_turn_adds_only_its_own
     session.warm_up()
     await session.wait_idle()
     assert [c.label for c in session.ledger.calls].count("warm-up") == 1
+    await runtime.close()
+
+
+async def test_sessions_share_one_evaluated_head_and_each_evaluates_only_its_briefing(
+    any_llm: LLM, tmp_path: Path
+) -> None:
+    runtime = make_runtime(any_llm, tmp_path)
+    kept = await runtime.keep_head()  # what `serve` does at start-up
+    # (The model is shared with earlier tests, so it may hold the head already.)
+    assert kept is not None and not kept.cancelled and kept.prompt_tokens > 0
+    assert await runtime.keep_head() is None  # once per server
+    first = runtime.open_session()
+    await collect(first, "Remember that my booking reference is KX42.")
+    await first.close()
+    # The next session has a briefing of its own, and the model holds the first session.
+    second = runtime.open_session()
+    assert second.conv.prefix.briefing
+    second.warm_up()
+    await second.wait_idle()
+    warm = second.ledger.calls[-1]
+    assert warm.label == "warm-up" and not warm.cancelled
+    assert [c.label for c in second.ledger.calls] == ["warm-up"]  # no head of its own
+    assert warm.reused_tokens == kept.prompt_tokens  # the shared head, restored or kept
+    assert warm.evaluated_tokens == warm.prompt_tokens - kept.prompt_tokens > 0
     await runtime.close()
 
 

@@ -101,7 +101,10 @@ def test_smollm_template_gets_tools_the_qwen_way(tokenizer: Tokenizer) -> None:
     template = ChatTemplate(tokenizer.chat_template, tokenizer.bos_token, tokenizer.eos_token)
     assert not template.native_tools
     text = template.render(CONVERSATION, TOOLS)
-    assert text.startswith("<|im_start|>system\nYou are Annie.\n\n# Tools\n")
+    # The schemas open the system message, as in Qwen3.5's template: the system prompt then
+    # ends the part of the head that no session's briefing changes.
+    assert text.startswith("<|im_start|>system\n# Tools\n")
+    assert "</tool_call>\n\nYou are Annie.<|im_end|>\n" in text
     assert '<tools>\n{"type": "function", "function": {"name": "get_time"' in text
     assert (
         '<|im_start|>assistant\n<tool_call>\n{"name": "get_time", "arguments": '

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ import numpy.typing as npt
 import pytest
 
 from config import Settings
+from context.conversation import Prefix
+from context.ledger import Ledger
 from models import load_llm
 from models.llm import LlamaLLM
 from models.tokenizer import quiet_stderr
@@ -248,4 +251,24 @@ async def test_cancelling_mid_prefill_keeps_what_was_evaluated(
     again = hybrid.last_stats
     assert again.reused_tokens == len(held)
     assert again.evaluated_tokens == n_prompt - len(held)
+    await assert_matches_fresh(hybrid, reference)
+
+
+async def test_the_pinned_head_outlives_the_turn_checkpoints_and_restores_exactly(
+    hybrid: LlamaLLM, reference: Any
+) -> None:
+    # The head every session shares ends inside the system message, where a briefing begins.
+    prefix = Prefix(str(SYSTEM["content"]).strip(), TOOLS)
+    head = Ledger(hybrid, window=2048, output_reserve_tokens=64).shared_head(prefix)
+    assert head and not head.endswith("<|im_end|>\n")
+    await hybrid.prefill(head, pin=True)
+    # More conversations than the turn checkpoints hold: each evicts the oldest.
+    for n in range(hybrid.settings.models.llm_checkpoints + 1):
+        await generate(hybrid, hybrid.render(conversation((f"Question {n}?", "")), TOOLS))
+    briefed = replace(prefix, briefing="The booking reference is KX42.")
+    prompt = hybrid.render([briefed.message(), {"role": "user", "content": "Hi."}], TOOLS)
+    assert prompt.startswith(head)
+    await generate(hybrid, prompt)
+    stats = hybrid.last_stats
+    assert stats.reused_tokens == len(hybrid.tokenize(head))  # restored, not re-evaluated
     await assert_matches_fresh(hybrid, reference)
