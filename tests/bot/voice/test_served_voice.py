@@ -27,7 +27,11 @@ async def test_a_served_model_that_goes_away_is_said_aloud_and_shown(
                 client = VoiceClient(server.url)
                 session_id = await client.connect()
                 session = server.runtime.sessions[0]
-                await client.wait_for(lambda c: session.ledger.calls, 60, "the warm-up")
+                await client.wait_for(
+                    lambda c: any(x.label == "warm-up" for x in session.ledger.calls),
+                    60,
+                    "the warm-up",
+                )
                 engine.kill()
                 sent = time.monotonic()
                 request = "Tell me a story about a dragon."
