@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import av
 import numpy as np
 from aiortc import MediaStreamTrack
 from aiortc.mediastreams import MediaStreamError
 
-from bot.audio_convert import WEBRTC_FRAME_SAMPLES, frame_rms, make_frame, split_frames
+from bot.audio_convert import (
+    WEBRTC_FRAME_SAMPLES,
+    OutputResampler,
+    frame_rms,
+    make_frame,
+    split_frames,
+)
 from bot.audio_in import AudioInput
 from bot.audio_out import LEAD_IN_LEVEL, SpeechTrack, Utterance, trim_lead_in
 from models.base import TTS, VAD, Pcm
@@ -164,3 +171,16 @@ def test_frames_are_cut_whole_and_padded() -> None:
     assert int(parts[-1][80:].sum()) == 0
     frame = make_frame(parts[0], pts=1920)
     assert (frame.pts, frame.samples, frame.sample_rate) == (1920, 960, 48000)
+
+
+def test_resampling_starts_no_threads() -> None:
+    def threads() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    resamplers = [OutputResampler(22050) for _ in range(5)]
+    tone = (0.3 * np.sin(np.arange(22050) / 10.0)).astype(np.float32)  # one second
+    out = [np.concatenate([r.convert(tone), r.flush()]) for r in resamplers]
+    assert all(o.size == 48000 for o in out)
+    # PyAV's own resampler starts two libavfilter threads per graph (ten here).
+    assert threads() == before
