@@ -177,6 +177,14 @@ class Runtime:
             self._intents = IntentIndex(lambda: self._embedder)
         return self._intents
 
+    def _ledger(self, settings: Settings) -> Ledger:
+        """A session's token ledger: the model's own counts at the window in use."""
+        return Ledger(
+            self.codec(),
+            window=self.window,
+            output_reserve_tokens=settings.context.output_reserve_tokens,
+        )
+
     async def keep_head(self, stop: threading.Event | None = None) -> CallStats | None:
         """Evaluate the head every session shares (system prompt and tool schemas) once and
         keep its state: a session that starts restores it and evaluates only its briefing.
@@ -186,12 +194,7 @@ class Runtime:
         """
         if self._head_kept:
             return None
-        settings = self.session_settings()
-        ledger = Ledger(
-            self.codec(),
-            window=self.window,
-            output_reserve_tokens=settings.context.output_reserve_tokens,
-        )
+        ledger = self._ledger(self.session_settings())
         tools = ActiveTools(self.registry)
         prefix = Prefix(self.system_prompt, tools.prefix_schemas(), tools.prefix_groups)
         stats = await self.llm.prefill(ledger.shared_head(prefix), stop, pin=True)
@@ -219,11 +222,7 @@ class Runtime:
             raise RuntimeError("the runtime is closed")
         llm = self.llm
         settings = self.session_settings()
-        ledger = Ledger(
-            self.codec(),
-            window=self.window,
-            output_reserve_tokens=settings.context.output_reserve_tokens,
-        )
+        ledger = self._ledger(settings)
         assembler = Assembler(settings, ledger)
         session_id = self.store.sessions.start(meta or {"front_end": "runtime"})
         tools = ActiveTools(self.registry)
