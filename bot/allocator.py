@@ -1,4 +1,5 @@
-"""The C allocator's policy for the long-running server: large blocks go back to the system.
+"""The C allocator for the long-running server: its policy (large blocks go back to the system),
+and the heap figures /healthz reports.
 
 glibc serves a block of 128 KiB or more with mmap and returns it on free, but each time such a
 block is freed it raises that threshold to the block's size (up to 32 MiB). From then on blocks
@@ -48,3 +49,44 @@ def return_large_blocks() -> bool:
     if not done:
         log.warning("could not set the allocator's thresholds; resident memory may creep up")
     return done
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+def heap_mb() -> dict[str, float] | None:
+    """The C heap over all arenas (glibc's mallinfo2), in MB; None where there is no mallinfo2.
+
+    "allocated" is what the process holds (arena blocks in use plus mapped blocks); "free_held"
+    is freed memory the arenas keep. Resident growth that shows up in the second is the
+    allocator's, not a leak; growth in the first is data something keeps.
+    """
+    name = ctypes.util.find_library("c")
+    try:
+        fn = ctypes.CDLL(name).mallinfo2 if name else None
+    except (OSError, AttributeError):  # glibc before 2.33, or not glibc
+        fn = None
+    if fn is None:
+        return None
+    fn.restype = _MallInfo2
+    info = fn()
+    mb = 2**20
+    return {
+        "allocated": round((info.uordblks + info.hblkhd) / mb, 1),
+        "free_held": round(info.fordblks / mb, 1),
+    }

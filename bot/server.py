@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aiohttp import web
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 
+from bot.allocator import heap_mb
 from bot.events import Event
 from bot.http_guard import (
     BODY_TIMEOUT_S,
@@ -217,6 +218,7 @@ async def healthz(request: web.Request) -> web.Response:
             "tasks": len(asyncio.all_tasks()),
             "peers": len(state.connections) + state.pending,
             "threads": thread_kinds(),
+            "heap_mb": heap_mb(),
             # Saved model states: bounded by models.llm_checkpoints, and the part of resident
             # memory that grows with the conversation by design.
             "llm_cache_mb": round(cache_bytes(state.loaded_llm()) / 2**20, 1),

@@ -195,6 +195,17 @@ def _no_growth(label: str, pair: list[Any]) -> str:
     return _row(label, " → ".join(map(str, pair)), "no growth", pair[1] <= pair[0])
 
 
+def _heap_rows(pair: list[dict[str, float] | None]) -> list[str]:
+    """The C heap's part of the growth: kept data, and freed memory the allocator holds."""
+    start, end = pair
+    if not start or not end:
+        return []
+    return [
+        _row(f"  C heap {k.replace('_', ' ')} MB", f"{start[k]} → {end[k]}")
+        for k in ("allocated", "free_held")
+    ]
+
+
 def _soak_rows(s: dict[str, Any]) -> list[str]:
     first, last = s["latency_first"], s["latency_last"]
     growth = s["rss_growth_less_cache_mb"]
@@ -207,6 +218,7 @@ def _soak_rows(s: dict[str, Any]) -> list[str]:
         ),
         _row("saved model states MB (bounded)", " → ".join(map(str, s["cache_mb"]))),
         _row("RSS growth less saved states MB", growth, "< 50", growth < 50),
+        *_heap_rows(s["heap_mb"]),
         _no_growth("open fds start → end", s["fds"]),
         _no_growth("threads start → end", s["threads"]),
         _row(

@@ -206,6 +206,9 @@ def _soak_summary(got: _Soak, run_s: float) -> dict[str, Any]:
             + (start.health.get("llm_cache_mb") or 0.0),
             1,
         ),
+        # The C heap at both ends: growth in "allocated" is data something keeps, growth in
+        # "free_held" is freed memory the allocator did not give back.
+        "heap_mb": [start.health.get("heap_mb"), end.health.get("heap_mb")],
         "fds": [start.fds, end.fds],
         "threads": [start.threads, end.threads],
         # The Python threads among them by kind (a pool's workers under its name): a kept
