@@ -282,3 +282,28 @@ class Endpointer:
 def trailing_silence_ms(ended: SpeechEnded) -> float:
     """How long after the real end of speech the endpoint fired."""
     return ended.fired_ms - ended.end_ms
+
+
+# Words an English request almost never ends on: articles, conjunctions, and the prepositions
+# and possessives that want a noun after them ("Set a reminder for …", "Tell me what is on …").
+# Whisper writes a trailing "..." or "," where speech stops mid-phrase, and "?" where it heard
+# a finished question ("What is it for?"), which then stands.
+_OPEN_WORDS = frozenset(
+    "a an the and or but nor because if whether unless although though than that to for "  # noqa: SIM905
+    "about of with from into onto at by in on as like my your our their its um uh er".split()
+)
+_OPEN_ENDINGS = ("...", "…", ",", "-", "—", ":")
+
+
+def reads_unfinished(text: str) -> bool:
+    """The words say the speaker is mid-sentence: a trailing ellipsis, comma or dash, or a last
+    word that wants more after it. An empty transcript says nothing either way."""
+    text = text.strip()
+    if not text:
+        return False
+    if text.endswith(_OPEN_ENDINGS):
+        return True
+    if text.endswith("?"):
+        return False
+    words = text.rstrip(".!;\"'").split()
+    return bool(words) and words[-1].lower().strip("\"'(") in _OPEN_WORDS

@@ -8,12 +8,15 @@ turn with its clock. An utterance heard while Annie's own voice plays and too sh
 barge-in is her voice leaking through the microphone, and is dropped.
 
 With a turn detector (`vad.turn_detection = "semantic"`), a short pause asks the detector
-whether the speaker has finished, and again as the pause grows; finished ends the turn at
-once, and the pause's longest allowed length ends it regardless. Whisper starts on the
-utterance as soon as the pause begins, beside the detector (speculative transcription): if
-the speaker goes on, that transcript is dropped; if the turn ends, it is the transcript, so
-it is ready when the turn ends rather than a transcription later. Each turn says which rule
-ended it (`TranscriptEvent.ended_by`).
+whether the speaker has finished, and again as the pause grows, and the pause's longest
+allowed length ends the turn regardless. Whisper starts on the utterance as soon as the pause
+begins, beside the detector (speculative transcription): if the speaker goes on, that
+transcript is dropped; if the turn ends, it is the transcript, so it is ready when the turn
+ends rather than a transcription later. "Finished" ends the turn once that transcript agrees:
+words that want more ("Set a reminder for.") hold the pause open, since a sentence paused at
+a comma can sound finished to a detector that hears only prosody. The answer needs the
+transcript anyway, so the check costs no time. Each turn says which rule ended it
+(`TranscriptEvent.ended_by`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from bot.endpoint import (
     SpeechPaused,
     SpeechResumed,
     SpeechStarted,
+    reads_unfinished,
     trailing_silence_ms,
 )
 from bot.events import ErrorEvent, Event, TranscriptEvent, VoiceState
@@ -100,6 +104,8 @@ class Hearing:
         self._utterance_gen = 0
         self._speculation: Speculation | None = None
         self._judging: asyncio.Task[None] | None = None
+        # A pause whose speculative transcript reads mid-sentence: only its length ends it.
+        self._held: tuple[int, int] | None = None
         # Utterances heard but not yet handed on as a turn (being transcribed).
         self.pending = 0
 
@@ -147,7 +153,10 @@ class Hearing:
                 self._send(VoiceState("idle"))
         self._maybe_partial()
 
-    def _ended(self, event: SpeechEnded) -> None:
+    def _ended(self, event: SpeechEnded, verdict_ms: float | None = None) -> None:
+        """Hand an utterance on. `verdict_ms`: stream time of the detector's "finished", when
+        the turn then waited for its transcript's words: the wait after it counts as
+        transcription, not endpointing."""
         key = (self._utterance_gen, event.pause)
         self._utterance_gen += 1
         speculation, self._speculation = self._speculation, None
@@ -162,8 +171,12 @@ class Hearing:
         if speculation is not None and speculation.key != key:
             speculation = None  # made for an earlier pause of this utterance: words came after
         waited = trailing_silence_ms(event)
+        endpoint = waited if verdict_ms is None else min(waited, verdict_ms - event.end_ms)
         self.pending += 1
-        work = self._utterance(event.pcm, now - waited / 1000.0, waited, event.rule, speculation)
+        speech_end = now - waited / 1000.0
+        work = self._utterance(
+            event.pcm, speech_end, endpoint, waited - endpoint, event.rule, speculation
+        )
         self._spawn(self._heard(work))
 
     # --- semantic endpointing ---------------------------------------------------------------
@@ -173,14 +186,14 @@ class Hearing:
             return
         key = (self._utterance_gen, event.pause)
         if self._speculation is None or self._speculation.key != key:
-            self._speculation = Speculation(
-                key,
-                self._spawn(self.stt.transcribe(self.endpointer.speech_so_far())),
-                time.monotonic(),
-            )
+            task = self._spawn(self.stt.transcribe(self.endpointer.speech_so_far()))
+            # A speculation dropped when the speaker goes on is never awaited: take its
+            # outcome here so a failure is not reported as an unretrieved exception.
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            self._speculation = Speculation(key, task, time.monotonic())
             self.stats.speculative_started += 1
         # One judgement at a time: a recheck that comes while one runs would only queue.
-        if self._judging is None or self._judging.done():
+        if self._held != key and (self._judging is None or self._judging.done()):
             # A recheck needs a surer word: past its training length of silence, the model
             # drifts towards "finished" on sentences that are not.
             vad = self.settings.vad
@@ -204,9 +217,32 @@ class Hearing:
         current = (self._utterance_gen, self.endpointer.pause)
         if current != key or probability <= bar:
             return
+        verdict_ms = self.endpointer.now_ms
+        if await self._words_go_on(key):
+            return
         ended = self.endpointer.end_turn("detector")
         if ended is not None:
-            self._ended(ended)
+            self._ended(ended, verdict_ms)
+
+    async def _words_go_on(self, key: tuple[int, int]) -> bool:
+        """Whether the pause's transcript reads mid-sentence ("Set a reminder for."), which
+        holds the turn open whatever the detector heard: Smart Turn judges from prosody, and a
+        sentence paused at a comma can sound finished. The transcript is needed before any
+        answer anyway, so waiting for it here costs no latency."""
+        speculation = self._speculation
+        if speculation is None or speculation.key != key:
+            return False
+        try:
+            transcript = await asyncio.shield(speculation.task)
+        except Exception:
+            return False  # _utterance reports the failure
+        if (self._utterance_gen, self.endpointer.pause) != key:
+            return True  # words came, or the turn ended, while it was transcribed
+        if reads_unfinished(transcript.text):
+            self._held = key
+            self.stats.held_by_words += 1
+            return True
+        return False
 
     def _maybe_partial(self) -> None:
         interval = self.settings.vad.partial_transcript_ms
@@ -241,6 +277,7 @@ class Hearing:
         pcm: Pcm,
         speech_end: float,
         endpoint_ms: float,
+        transcribed_ms: float,
         rule: str,
         speculation: Speculation | None,
     ) -> None:
@@ -261,7 +298,7 @@ class Hearing:
             log.exception("transcription failed")
             self._send(ErrorEvent(f"speech recognition failed: {exc}", where="stt"))
             return
-        clock.stages["stt"] = (time.monotonic() - started) * 1000.0
+        clock.stages["stt"] = transcribed_ms + (time.monotonic() - started) * 1000.0
         text = transcript.text.strip()
         log.info("heard %.2f s of speech as %r", pcm.size / 16000, text)
         if not text:

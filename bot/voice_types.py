@@ -89,6 +89,8 @@ class VoiceStats:
     # Turns by the rule that ended them ("silence", "detector", "silence limit", "max length").
     ended_by: dict[str, int] = field(default_factory=dict)
     detector_runs: int = 0
+    # Pauses the detector called finished whose transcript read mid-sentence (held open).
+    held_by_words: int = 0
     speculative_started: int = 0
     speculative_used: int = 0
     speculative_discarded: int = 0

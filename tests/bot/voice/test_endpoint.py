@@ -16,6 +16,7 @@ from bot.endpoint import (
     SpeechPaused,
     SpeechResumed,
     SpeechStarted,
+    reads_unfinished,
     trailing_silence_ms,
 )
 from config import load_settings
@@ -190,3 +191,27 @@ def test_semantic_settings_keep_the_tail_inside_the_short_silence() -> None:
     cfg = EndpointConfig.from_settings(vad, semantic=True)
     assert cfg.silence_ms == 1800 and cfg.ask_after_ms >= 160 + FRAME_MS
     assert EndpointConfig.from_settings(vad).ask_after_ms == 0  # the fixed window
+
+
+def test_words_that_want_more_hold_a_turn_and_finished_ones_do_not() -> None:
+    # Whisper tiny.en's own transcripts of sentences stopped at a pause (the pause fixtures).
+    for text in (
+        "Can you tell me about...",
+        "I was wondering if…",
+        "Set a reminder for.",
+        "Tell me what is on.",
+        "Had to note that.",
+        "Remind me to call my,",
+        "Add it to the",
+    ):
+        assert reads_unfinished(text), text
+    for text in (
+        "Remind me to call the dentist tomorrow morning.",
+        "Are there any tasks pending on me right now?",
+        "What is it for?",  # Whisper heard a finished question
+        "Stop, please wait a moment.",
+        "INV-40213",
+        "",
+        "  ",
+    ):
+        assert not reads_unfinished(text), text

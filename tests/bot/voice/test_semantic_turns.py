@@ -20,6 +20,7 @@ from models import TurnDetector, load_turn_detector
 from models.base import STT, TTS, VAD, Pcm, Tokenizer
 from models.fakes import ScriptedLLM
 from models.pcm import resample
+from testkit import pause_fixtures
 from testkit.peer import VoiceClient, speak_48k
 from testkit.turn_fixtures import CLIPS, RATE, read_clip
 from tests.bot.voice.conftest import serve
@@ -52,11 +53,14 @@ def finals(client: VoiceClient) -> list[dict[str, object]]:
 async def test_a_finished_sentence_ends_on_the_detectors_word_with_its_transcript_ready(
     voice_settings: Settings, semantic: Engines, tokenizer: Tokenizer, store: Store
 ) -> None:
+    # The detector's "finished" waits for the speculative transcript's words; a longest pause
+    # of 3 s keeps a slow transcription on a loaded machine from ending the turn first.
+    settings = load_settings(context={"window": 4096}, vad={"turn_max_silence_ms": 3000})
     llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
-    async with serve(voice_settings, semantic, llm, store) as server:
+    async with serve(settings, semantic, llm, store) as server:
         client = VoiceClient(server.url)
         await client.connect()
-        client.mic.play(mic(clip("dentist_reminder"), silence_s=2.0))
+        client.mic.play(mic(clip("dentist_reminder"), silence_s=3.5))
         heard = await client.wait_for(finals, 60, "a final transcript")
         assert "dentist" in str(heard[0]["text"]).lower()
         assert heard[0]["ended_by"] == "detector"
@@ -66,7 +70,8 @@ async def test_a_finished_sentence_ends_on_the_detectors_word_with_its_transcrip
             "voice latency",
         )
         stages = latency[0]["stages"]
-        # Ended well inside the fixed 500 ms window (200 ms short silence, one detector run).
+        # Decided well inside the fixed 500 ms window (200 ms short silence, one detector run);
+        # waiting for the words after that counts as transcription.
         assert stages["endpoint"] < voice_settings.vad.silence_ms, stages
         stats = server.voices[0].stats
         assert stats.ended_by == {"detector": 1}
@@ -110,4 +115,33 @@ async def test_the_fixed_window_mode_says_so(
         assert heard[0]["ended_by"] == "silence"
         stats = server.voices[0].stats
         assert stats.detector_runs == 0 and stats.speculative_started == 0
+        await client.close()
+
+
+async def test_a_pause_whose_words_want_more_holds_the_turn_though_the_detector_says_finished(
+    voice_settings: Settings, semantic: Engines, tokenizer: Tokenizer, store: Store
+) -> None:
+    """ "Set a reminder for, … half past three this afternoon.": Smart Turn calls the pause
+    finished (0.98), the speculative transcript "Set a reminder for." wants more, so only the
+    pause's length could end the turn. The pause is stretched to 2 s (and the longest pause to
+    3 s) so the transcript is in long before the speaker goes on, even on a loaded machine."""
+    held = load_settings(context={"window": 4096}, vad={"turn_max_silence_ms": 3000})
+    fixture = next(c for c in pause_fixtures.load() if c.name == "15_set_a_reminder_for_v0")
+    pcm = pause_fixtures.read(fixture)
+    cut = fixture.pause_at + fixture.pause_samples // 2
+    stretch = np.zeros(RATE * 2 - fixture.pause_samples, np.float32)
+    audio = np.concatenate([pcm[:cut], stretch, pcm[cut:]])
+    llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
+    async with serve(held, semantic, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.mic.play(mic(audio, silence_s=2.0))
+        await client.wait_for(lambda c: c.of_type("assistant_done"), 90, "the answer")
+        heard = finals(client)
+        assert len(heard) == 1, heard
+        text = str(heard[0]["text"]).lower()
+        assert "reminder" in text and "afternoon" in text, text
+        stats = server.voices[0].stats
+        assert stats.held_by_words == 1, stats
+        assert stats.speculative_discarded >= 1, stats
         await client.close()
