@@ -7,6 +7,12 @@ the VAD's 512-sample frames and hands each frame with its speech probability to 
 oldest audio is dropped and counted rather than queued without bound: late audio is worth
 less than a responsive endpoint. A change of sample rate or channel layout mid-stream
 starts a fresh resampler instead of ending the input.
+
+Before any of that, aiortc's receiver holds each audio packet until four more have arrived
+(its jitter buffer's prefetch), 80 ms of delay on every word the user says, which the
+endpointer then sees late. Nothing here plays the audio out on a clock, so there is nothing
+for that prefetch to smooth: `prompt_receiver` makes it hand each packet on as soon as the
+next one shows it complete.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from dataclasses import dataclass
 
 import av
 import numpy as np
-from aiortc import MediaStreamTrack
+from aiortc import MediaStreamTrack, RTCRtpReceiver
+from aiortc.jitterbuffer import JitterBuffer
 from aiortc.mediastreams import MediaStreamError
 
 from bot.audio_convert import InputResampler
@@ -30,6 +37,23 @@ from models.base import Pcm, VADStream
 log = logging.getLogger(__name__)
 
 FrameCallback = Callable[[Pcm, float], None]
+
+# aiortc keeps the buffer in a private attribute of the receiver (name-mangled); if a version
+# moves it, the receiver keeps its default and the server says so once.
+_BUFFER_ATTR = "_RTCRtpReceiver__jitter_buffer"
+_AUDIO_CAPACITY = 16  # packets, as aiortc's own audio buffer
+
+
+def prompt_receiver(receiver: RTCRtpReceiver) -> JitterBuffer | None:
+    """Give an audio receiver a jitter buffer that hands each packet on when the next one
+    arrives (1 packet of prefetch instead of 4); the buffer, or None where aiortc has none to
+    replace. Call before any packet arrives (right after the offer is applied)."""
+    if not isinstance(getattr(receiver, _BUFFER_ATTR, None), JitterBuffer):
+        log.warning("aiortc's receiver has no audio jitter buffer to shorten; it keeps 80 ms")
+        return None
+    buffer = JitterBuffer(capacity=_AUDIO_CAPACITY, prefetch=1)
+    setattr(receiver, _BUFFER_ATTR, buffer)
+    return buffer
 
 
 @dataclass

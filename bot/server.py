@@ -32,6 +32,7 @@ from aiohttp import web
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 
 from bot.allocator import heap_mb
+from bot.audio_in import prompt_receiver
 from bot.events import Event
 from bot.http_guard import (
     BODY_TIMEOUT_S,
@@ -287,9 +288,12 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         if "a=rtpmap:" in body["sdp"] and not _SPOKEN_CODEC.search(body["sdp"]):
             return reason(400, "the SDP has no codec this server speaks (Opus, G722, PCMU, PCMA)")
         return reason(400, f"could not parse the SDP offer: {exc or type(exc).__name__}")
-    if not any(t.kind == "audio" for t in pc.getTransceivers()):
+    audio = [t for t in pc.getTransceivers() if t.kind == "audio"]
+    if not audio:
         await pc.close()
         return reason(400, "the offer has no audio section; the page must offer audio")
+    for transceiver in audio:
+        prompt_receiver(transceiver.receiver)
 
     relay = _Relay()
     try:

@@ -345,6 +345,10 @@ class Session:
         is evaluated in the next idle time (or by the turn, if that needs the model).
         """
         if self.settings.context.warm_up and not self.conv.items and self._idle is None:
+            # Pending until it has run to the end: a turn that cancels the task, before it
+            # starts or mid-wait (the evaluation itself is shielded and stops at `stop`),
+            # leaves the rest to the next idle time.
+            self._warm_pending = True
             self._warm_stop = threading.Event()
             self._idle = asyncio.create_task(self._warm_up())
 
@@ -356,7 +360,6 @@ class Session:
 
     async def _warm_up(self) -> None:
         stop = self._warm_stop
-        self._warm_pending = False
         prompt = self.ledger.prompt(self.conv, add_generation_prompt=False)
         try:
             # Shielded: a turn that arrives first cancels this wait, never the evaluation (a
@@ -368,6 +371,7 @@ class Session:
                 self.ledger.record_call(head, turn=self.conv.turn, label="shared head")
             stats = await asyncio.shield(self.runtime.llm.prefill(prompt, stop))
         except ModelError as exc:
+            self._warm_pending = False  # the turn will say what is wrong; no retry loop
             self._emit(ErrorEvent(f"warming the model up failed: {exc}", where="model"))
             return
         self._warm_pending = stats.cancelled

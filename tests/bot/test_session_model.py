@@ -178,3 +178,25 @@ async def test_warm_up_stops_when_the_user_speaks_and_goes_on_in_the_next_idle_t
     first = next(c for c in session.ledger.calls if c.label.startswith("round"))
     assert first.reused_tokens >= head  # the turn did not pay for the head
     await runtime.close()
+
+
+async def test_a_turn_that_cuts_the_warm_up_short_leaves_the_rest_to_the_next_idle_time(
+    any_llm: LLM, tmp_path: Path
+) -> None:
+    """The user speaks and their turn starts while the warm-up is still evaluating: the turn
+    cancels the warm-up's wait (the evaluation stops at its next batch), and the idle time
+    after the turn evaluates the rest, so a later model turn does not pay for the head."""
+    runtime = make_runtime(any_llm, tmp_path)
+    session = runtime.open_session()
+    head = session.ledger.prefix_cost(session.conv.prefix).total
+    session.warm_up()
+    session.yield_model()
+    events = await collect(session, "Are there any tasks pending on me?")  # no wait_idle first
+    assert any(isinstance(e, StateAnswer) for e in events)
+    await session.wait_idle()
+    warmed = [c for c in session.ledger.calls if c.label == "warm-up" and not c.cancelled]
+    assert warmed, [c.label for c in session.ledger.calls]
+    await collect(session, "Say hello.")
+    first = next(c for c in session.ledger.calls if c.label.startswith("round"))
+    assert first.reused_tokens >= head, (first, head)
+    await runtime.close()

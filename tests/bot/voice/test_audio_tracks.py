@@ -7,8 +7,10 @@ import os
 
 import av
 import numpy as np
-from aiortc import MediaStreamTrack
+from aiortc import MediaStreamTrack, RTCPeerConnection
+from aiortc.jitterbuffer import JitterBuffer
 from aiortc.mediastreams import MediaStreamError
+from aiortc.rtp import RtpPacket
 
 from bot.audio_convert import (
     WEBRTC_FRAME_SAMPLES,
@@ -17,7 +19,7 @@ from bot.audio_convert import (
     make_frame,
     split_frames,
 )
-from bot.audio_in import AudioInput
+from bot.audio_in import AudioInput, prompt_receiver
 from bot.audio_out import LEAD_IN_LEVEL, SpeechTrack, Utterance, trim_lead_in
 from models.base import TTS, VAD, Pcm
 from testkit.peer import speak_48k
@@ -184,3 +186,29 @@ def test_resampling_starts_no_threads() -> None:
     assert all(o.size == 48000 for o in out)
     # PyAV's own resampler starts two libavfilter threads per graph (ten here).
     assert threads() == before
+
+
+def _frames_out(buffer: JitterBuffer, packets: int) -> list[int]:
+    """Feed 20 ms Opus-clocked packets in order; which packet's arrival let a frame out."""
+    out = []
+    for seq in range(packets):
+        packet = RtpPacket(payload_type=111, sequence_number=seq, timestamp=seq * 960)
+        packet._data = b"\x00"  # the payload the receiver would have parsed
+        if buffer.add(packet)[1] is not None:
+            out.append(seq)
+    return out
+
+
+async def test_the_microphone_receiver_hands_each_packet_on_when_the_next_arrives() -> None:
+    pc = RTCPeerConnection()
+    try:
+        receiver = pc.addTransceiver("audio").receiver
+        default = receiver._RTCRtpReceiver__jitter_buffer  # type: ignore[attr-defined]
+        buffer = prompt_receiver(receiver)
+        assert buffer is not None
+        assert receiver._RTCRtpReceiver__jitter_buffer is buffer  # type: ignore[attr-defined]
+        # aiortc's own holds the first frame until four more have come (80 ms); ours, one.
+        assert _frames_out(default, 6) == [4, 5]
+        assert _frames_out(buffer, 6) == [1, 2, 3, 4, 5]
+    finally:
+        await pc.close()
