@@ -264,6 +264,16 @@ class Runtime:
         self.sessions.append(session)
         return session
 
+    def yield_model(self, session: Session) -> None:
+        """`session`'s user started to speak or type: background model work stops for them.
+        A local model runs one call at a time, so another session's warm-up or summary would
+        make this user's turn wait behind it; those stop too. A serving engine runs sessions
+        side by side, and only this session's own stops."""
+        self.head_stop.set()
+        shared = self._llm is None or self._llm.backend != "server"
+        for other in list(self.sessions) if shared else [session]:
+            other.stop_background()
+
     def _briefing(
         self, session_id: str, ledger: Ledger, settings: Settings
     ) -> tuple[str, str, list[str]]:

@@ -353,9 +353,14 @@ class Session:
             self._idle = asyncio.create_task(self._warm_up())
 
     def yield_model(self) -> None:
-        """The user started to speak or type: idle-time model work stops for them."""
+        """The user started to speak or type: background model work stops for them, this
+        session's and, where one model serves every session in turn, the others' too."""
+        self.runtime.yield_model(self)
+
+    def stop_background(self) -> None:
+        """Stop this session's warm-up and idle-time model work at their next batch; what is
+        left is done in its next idle time."""
         self._warm_stop.set()
-        self.runtime.head_stop.set()
         self.hooks.on_user_activity()
 
     async def _warm_up(self) -> None:

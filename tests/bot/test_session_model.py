@@ -200,3 +200,24 @@ async def test_a_turn_that_cuts_the_warm_up_short_leaves_the_rest_to_the_next_id
     first = next(c for c in session.ledger.calls if c.label.startswith("round"))
     assert first.reused_tokens >= head, (first, head)
     await runtime.close()
+
+
+async def test_one_users_speech_stops_another_sessions_warm_up_on_a_shared_model(
+    any_llm: LLM, tmp_path: Path
+) -> None:
+    """A session opened while another user talks: its warm-up would hold the one local model
+    while that user's turn waits. The speech stops it at its next batch, and its next turn
+    evaluates the rest."""
+    runtime = make_runtime(any_llm, tmp_path)
+    talking = runtime.open_session()
+    newcomer = runtime.open_session()
+    head = newcomer.ledger.prefix_cost(newcomer.conv.prefix).total
+    newcomer.warm_up()
+    talking.yield_model()  # the other user starts to speak
+    await newcomer.wait_idle()
+    stopped = newcomer.ledger.calls[-1]
+    assert stopped.label == "warm-up" and stopped.cancelled, newcomer.ledger.calls
+    assert stopped.evaluated_tokens < head
+    events = await collect(talking, "Say hello.")
+    assert any(isinstance(e, TurnDone) and e.path == "model" for e in events)
+    await runtime.close()
