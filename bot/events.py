@@ -58,6 +58,8 @@ class StateAnswer(Event):
     intent: str
     sources: list[str]
     latency_ms: float
+    # What the voice says instead of `text`, when set (a long approved result's start).
+    spoken: str = ""
 
 
 @dataclass

@@ -228,7 +228,12 @@ class Session:
                 item.meta["path"] = "state"
                 self.conv.append(item)
                 yield StateAnswer(
-                    turn_id, answered.text, answered.intent, answered.sources, answered.latency_ms
+                    turn_id,
+                    answered.text,
+                    answered.intent,
+                    answered.sources,
+                    answered.latency_ms,
+                    spoken=answered.spoken,
                 )
                 yield TurnDone(turn_id, answered.text, "state")
             else:

@@ -195,10 +195,10 @@ class SpokenAnswer:
 
     def say(self, text: str) -> list[str]:
         """Text the session itself asks to say (a state answer, an apology): whole, unbudgeted,
-        after whatever of the answer is still waiting."""
+        after whatever of the answer is still waiting; links by name, never their address."""
         out = self.flush()
         plain = SentenceChunker()
-        return out + plain.feed(text + " ") + plain.flush()
+        return out + [speakable(p) for p in plain.feed(text + " ") + plain.flush()]
 
     @property
     def kept(self) -> str:

@@ -208,7 +208,8 @@ class VoiceSession:
                     isinstance(event, TurnDone) and event.failed
                 ):
                     # A failed model turn is said aloud too: the user is not left in silence.
-                    for piece in spoken.say(event.text):
+                    said = event.spoken if isinstance(event, StateAnswer) else ""
+                    for piece in spoken.say(said or event.text):
                         utterance.add(piece)
             if not active.interrupted:
                 for piece in spoken.flush():

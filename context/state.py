@@ -119,7 +119,9 @@ class StateResolver:
             out = approvals.answer(self.store.approvals, decision, session_id, now, self.executor)
         except (StoreError, sqlite3.Error):
             return StateResult(CANT_READ_APPROVALS, "approval")
-        return StateResult(out.text, "approval", out.sources) if out is not None else None
+        if out is None:
+            return None
+        return StateResult(out.text, "approval", out.sources, spoken=out.spoken)
 
     def _render(self, found: Match, now: datetime, session_id: str | None) -> StateResult | None:
         intent = found.intent

@@ -34,6 +34,7 @@ class StateResult:
     intent: str
     sources: list[str] = field(default_factory=list)
     latency_ms: float = 0.0
+    spoken: str = ""  # what the voice says instead of `text`, when set
 
 
 def approvals_answer(store: Store, now: datetime, session_id: str | None) -> StateResult:

@@ -259,10 +259,33 @@ def confirmation(text: str) -> Decision | None:
 
 @dataclass
 class Outcome:
-    """What a yes or no did, as one spoken sentence, and the approval it answered."""
+    """What a yes or no did, and the approval it answered. `spoken`, when set, is what the
+    voice says instead of `text`: an approved tool's long result (a fetched page) is shown
+    whole, and only its start is read out."""
 
     text: str
     sources: list[str] = field(default_factory=list)
+    spoken: str = ""
+
+
+# An approved result longer than this is read out only up to its first sentence (cut here).
+SPOKEN_RESULT_WORDS = 40
+REST_ON_PAGE = "The rest is on the page."
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")  # a sentence, or a line (a page's title)
+
+
+def spoken_form(text: str) -> str:
+    """What to say of a long result: its first sentence (at most `SPOKEN_RESULT_WORDS`
+    words), then that the rest is on the page; "" when the text is short enough to say."""
+    if len(text.split()) <= SPOKEN_RESULT_WORDS:
+        return ""
+    first = _SENTENCE.split(text.strip(), maxsplit=1)[0].split()
+    head = " ".join(first[:SPOKEN_RESULT_WORDS])
+    if len(first) > SPOKEN_RESULT_WORDS:
+        head = head.rstrip(",;:") + "…"
+    elif not head.endswith((".", "!", "?", "…")):
+        head += "."
+    return f"{head} {REST_ON_PAGE}"
 
 
 def not_here(decision: Decision) -> str:
@@ -309,4 +332,5 @@ def answer(
     ok, what = execute(own)
     approvals.resolve(own.id, "executed" if ok else "failed", what, now=now)
     text = f"Done: {what}" if ok else f"I couldn't do it: {what}"
-    return Outcome(text if text.endswith(".") else text + ".", sources)
+    text = text if text.endswith(".") else text + "."
+    return Outcome(text, sources, spoken_form(text))

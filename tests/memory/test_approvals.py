@@ -22,7 +22,15 @@ from compaction.guard import required_items
 from config import Settings, load_settings
 from context.snapshot import work_index_snapshot
 from context.state import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResolver
-from memory.approvals import POLICY, confirmation, needs_approval, policy_sentence, render
+from memory.approvals import (
+    POLICY,
+    REST_ON_PAGE,
+    SPOKEN_RESULT_WORDS,
+    confirmation,
+    needs_approval,
+    policy_sentence,
+    render,
+)
 from memory.store import Store
 from testkit.local_http import serve_page
 
@@ -134,6 +142,7 @@ async def test_delete_asks_then_yes_runs_exactly_the_stored_parameters_once(
     result = state.resolve("yes please do it", session_id="sess-1")
     assert result is not None and result.intent == "approval" and result.sources == [row.id]
     assert result.text.startswith(f"Done: deleted {doomed}")
+    assert result.spoken == ""  # short: the voice says the text itself
     assert store.notes.get(doomed) is None and store.notes.get(keep) is not None
     final = store.approvals.get(row.id)
     assert final is not None and final.status == "executed"
@@ -239,6 +248,28 @@ async def test_a_web_search_leaves_the_machine_only_after_yes(
     result = resolver(store, settings).resolve("yes", session_id="sess-1")
     assert result is not None and result.text.startswith("Done: 1. Gate codes")
     assert len(queries) == 1 and "q=gate+code" in queries[0]
+
+
+async def test_an_approved_long_page_is_shown_whole_and_only_its_start_is_said(
+    store: Store, annie_home: Path
+) -> None:
+    """A fetched page is the answer to the approved fetch: the page gets all of it, and the
+    voice its first sentence and where the rest is (not minutes of reading aloud)."""
+    para = " ".join(
+        f"Sentence {i} says a little about mulching roses in the spring." for i in range(60)
+    )
+    body = f"<html><head><title>Rose care</title></head><body><p>{para}</p></body></html>"
+    settings = load_settings(tools={"fetch_allow_private": True, "timeout_s": 5.0})
+    with serve_page("/roses", body.encode(), "text/html; charset=utf-8") as (url, hits):
+        ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
+        asked = await guarded(tools()["fetch_webpage"]).run({"url": url}, ctx)
+        assert asked.ok and hits == []
+        result = resolver(store, settings).resolve("yes", session_id="sess-1")
+    assert result is not None and hits == ["/roses"]
+    assert "Sentence 59" in result.text  # shown whole
+    assert result.spoken.endswith(REST_ON_PAGE) and "Sentence 1 " not in result.spoken
+    assert len(result.spoken.split()) <= SPOKEN_RESULT_WORDS + len(REST_ON_PAGE.split())
+    assert "http" not in result.spoken or url in result.text
 
 
 # --- one written form -------------------------------------------------------------------------
