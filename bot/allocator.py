@@ -1,5 +1,5 @@
 """The C allocator for the long-running server: its policy (large blocks go back to the system),
-and the heap figures /healthz reports.
+freed memory handed back when a connection ends, and the heap figures /healthz reports.
 
 glibc serves a block of 128 KiB or more with mmap and returns it on free, but each time such a
 block is freed it raises that threshold to the block's size (up to 32 MiB). From then on blocks
@@ -49,6 +49,29 @@ def return_large_blocks() -> bool:
     if not done:
         log.warning("could not set the allocator's thresholds; resident memory may creep up")
     return done
+
+
+def release_free() -> bool:
+    """Hand the arenas' free pages back to the system (glibc's malloc_trim); True if done.
+
+    Blocks under the mmap threshold come from heap arenas, and a heap only shrinks from its
+    top: memory freed in the middle stays resident, held for reuse. Over the reliability
+    bench's 30-minute soak that held memory grew by 60 MB (90 -> 150 MB) while the data kept
+    grew by 20 MB beyond the saved states. malloc_trim releases the free pages wherever they
+    are. It walks every arena under its lock, so it runs at a quiet moment (a connection has
+    ended) and off the event loop.
+    """
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):  # not glibc
+        return False
+    if trim is None:
+        return False
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    trim(0)
+    return True
 
 
 class _MallInfo2(ctypes.Structure):

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aiohttp import web
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 
-from bot.allocator import heap_mb
+from bot.allocator import heap_mb, release_free
 from bot.audio_in import prompt_receiver
 from bot.events import Event
 from bot.http_guard import (
@@ -363,6 +363,9 @@ async def _drop(state: ServerState, conn: Connection) -> None:
         log.exception("closing session %s failed", conn.id)
     with contextlib.suppress(Exception):
         await conn.pc.close()
+    if not state.closing:
+        # What the connection's audio, transcripts and model states freed goes back now.
+        await asyncio.to_thread(release_free)
 
 
 async def _shutdown(app: web.Application) -> None:
