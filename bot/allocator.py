@@ -17,6 +17,7 @@ import ctypes
 import ctypes.util
 import logging
 import os
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +25,15 @@ M_TRIM_THRESHOLD = -1  # from glibc's malloc.h
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 1 << 20  # blocks from 1 MiB up are mapped, and unmapped when freed
 TRIM_THRESHOLD = 4 << 20  # free space above this at a heap's top goes back at once
+
+
+def _libc(function: str) -> Any | None:
+    """A function of the C library, or None where there is none by that name (not glibc)."""
+    name = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(name), function) if name else None
+    except (OSError, AttributeError):
+        return None
 
 
 def return_large_blocks() -> bool:
@@ -34,12 +44,8 @@ def return_large_blocks() -> bool:
     """
     if any(v in os.environ for v in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")):
         return False
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError):  # no mallopt: not glibc
+    mallopt = _libc("mallopt")
+    if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
@@ -61,11 +67,7 @@ def release_free() -> bool:
     are. It walks every arena under its lock, so it runs at a quiet moment (a connection has
     ended) and off the event loop.
     """
-    name = ctypes.util.find_library("c")
-    try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):  # not glibc
-        return False
+    trim = _libc("malloc_trim")
     if trim is None:
         return False
     trim.argtypes = [ctypes.c_size_t]
@@ -99,11 +101,7 @@ def heap_mb() -> dict[str, float] | None:
     is freed memory the arenas keep. Resident growth that shows up in the second is the
     allocator's, not a leak; growth in the first is data something keeps.
     """
-    name = ctypes.util.find_library("c")
-    try:
-        fn = ctypes.CDLL(name).mallinfo2 if name else None
-    except (OSError, AttributeError):  # glibc before 2.33, or not glibc
-        fn = None
+    fn = _libc("mallinfo2")  # glibc 2.33 and later
     if fn is None:
         return None
     fn.restype = _MallInfo2
