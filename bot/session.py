@@ -398,7 +398,9 @@ class Session:
         if self.closed:
             return []
         self.closed = True
-        self.hooks.on_user_activity()
+        # A warm-up still evaluating (shielded from the cancel below) would hold the model
+        # that tier 3 may want; it stops at its next batch.
+        self.stop_background()
         await self._stop_idle()
         async with self._lock:
             events = [
