@@ -73,6 +73,13 @@ async def test_a_state_question_makes_no_model_call(any_llm: LLM, tmp_path: Path
     await runtime.close()
 
 
+ASKS = (
+    "Tell me a long story about a dragon and a knight.",
+    "Describe a long journey across the sea, step by step.",
+    "Tell me everything you know about mountains and rivers.",
+)
+
+
 async def test_barge_in_keeps_only_what_was_delivered(any_llm: LLM, tmp_path: Path) -> None:
     llm = any_llm
     runtime = make_runtime(llm, tmp_path, reserve=300)
@@ -87,7 +94,14 @@ async def test_barge_in_keeps_only_what_was_delivered(any_llm: LLM, tmp_path: Pa
             if len(heard) == 3:
                 session.cancel(delivered_text="".join(heard[:2]))
 
-    events = await collect(session, "Tell me a long story about a dragon and a knight.", on)
+    # The random-weights model sometimes ends its answer within a piece or two; ask again
+    # until one answer is long enough to be talked over.
+    for ask in ASKS:
+        heard.clear()
+        events = await collect(session, ask, on)
+        if len(heard) >= 3:
+            break
+    assert len(heard) >= 3, heard
     done = next(e for e in events if isinstance(e, TurnDone))
     delivered = "".join(heard[:2])
     assert done.interrupted and done.text == delivered.strip()
