@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import logging
 import os
 from typing import Any
@@ -27,8 +28,10 @@ MMAP_THRESHOLD = 1 << 20  # blocks from 1 MiB up are mapped, and unmapped when f
 TRIM_THRESHOLD = 4 << 20  # free space above this at a heap's top goes back at once
 
 
+@functools.cache
 def _libc(function: str) -> Any | None:
-    """A function of the C library, or None where there is none by that name (not glibc)."""
+    """A function of the C library, or None where there is none by that name (not glibc).
+    Looked up once: find_library runs ldconfig, and /healthz asks on every request."""
     name = ctypes.util.find_library("c")
     try:
         return getattr(ctypes.CDLL(name), function) if name else None
