@@ -14,7 +14,10 @@ from config import Settings
 from memory.store import Store
 from models.base import TTS, Tokenizer
 from models.fakes import ScriptedLLM
+from models.pcm import resample
+from testkit.pause_fixtures import FIXTURES
 from testkit.peer import VoiceClient, speak_48k
+from testkit.turn_fixtures import read_wav
 from tests.bot.voice.conftest import serve
 
 LONG_REPLY = (
@@ -26,6 +29,17 @@ LONG_REPLY = (
     "Every wave you watch may have started in a storm on the other side of the world."
 )
 SECOND_REPLY = "Okay, I stopped."
+
+
+def voice_burst(ms: int = 100) -> np.ndarray:
+    """A cough-like burst: the first `ms` of a recorded word, as a microphone sends it (48 kHz
+    int16). Recorded, not synthesized: Piper samples afresh on every call, and a burst this
+    short sits close enough to the barge-in thresholds that a different rendition could cross
+    one (the same clip at every alignment to the VAD's frames pauses and plays on)."""
+    word = resample(read_wav(FIXTURES / "03_can_you_tell_me_v0.wav"), 16000, 48000)
+    pcm = (word * 32767).astype(np.int16)
+    loud = np.flatnonzero(np.abs(pcm) > 0.05 * 32768)
+    return pcm[loud[0] : loud[0] + 48 * ms]
 
 
 @pytest.mark.parametrize(
@@ -120,14 +134,10 @@ async def test_a_cough_pauses_annie_and_she_plays_on_from_where_she_paused(
     voice_settings: Settings,
     engines: Engines,
     tokenizer: Tokenizer,
-    tts: TTS,
     store: Store,
 ) -> None:
     llm = ScriptedLLM(tokenizer, [LONG_REPLY])
-    # A cough-like burst: 100 ms of voice (the start of a word), too short to be a turn.
-    word = await speak_48k(tts, "Hey.")
-    loud = np.flatnonzero(np.abs(word.astype(np.float32)) > 0.05 * 32768)
-    burst = word[loud[0] : loud[0] + 4800]
+    burst = voice_burst()
     async with serve(voice_settings, engines, llm, store) as server:
         client = VoiceClient(server.url)
         await client.connect()
