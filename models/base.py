@@ -61,6 +61,10 @@ class CallStats:
     total_s: float = 0.0
     cancelled: bool = False
     full_reprefill: bool = False
+    # How the cache reached the prompt ("extend", "cut", "restore", "scratch"; "" if unknown),
+    # and how long the call waited for the model behind other calls.
+    plan: str = ""
+    queued_s: float = 0.0
     # False when the engine did not say what it reused (a server that reports no cache
     # figures): reused and evaluated are then unknown, not zero.
     cache_reported: bool = True

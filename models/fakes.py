@@ -81,6 +81,7 @@ class ScriptedLLM(ThreadedLLM):
         t0 = time.perf_counter()
         plan = self._cache.plan(prompt, self.n_ctx)
         self._cache.start(plan)
+        stats.plan = plan.kind
         stats.prompt_tokens = plan.prompt_tokens
         stats.reused_tokens = len(plan.keep_tokens)
         stats.full_reprefill = not plan.keep_tokens

@@ -168,6 +168,7 @@ class LlamaLLM(ThreadedLLM):
         elif plan.kind == "scratch":
             self._llama.reset()
         self._cache.start(plan)
+        stats.plan = plan.kind
         stats.prompt_tokens = plan.prompt_tokens
         stats.reused_tokens = len(plan.keep_tokens)
         stats.full_reprefill = not plan.keep_tokens

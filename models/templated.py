@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import threading
 import time
 from abc import abstractmethod
@@ -22,6 +23,27 @@ from models.chat_template import ChatTemplate
 from models.llm_cache import PromptCache
 from models.streaming import LoopLocks, Push, call_in_thread, stream_from_thread
 from models.toolcalls import parse_output
+
+log = logging.getLogger(__name__)
+
+
+def log_call(kind: str, stats: CallStats) -> None:
+    """One line per model call: where its time went (waiting, reaching the prompt, answering),
+    so a slow first token can be told apart as a queue, a re-evaluation or a long answer."""
+    log.info(
+        "%s: waited %.2f s; %s: %d reused, %d evaluated in %.2f s; first piece %.2f s; "
+        "%d generated; %.2f s%s",
+        kind,
+        stats.queued_s,
+        stats.plan or "no plan",
+        stats.reused_tokens,
+        stats.evaluated_tokens,
+        stats.prefill_s,
+        stats.first_token_s,
+        stats.generated_tokens,
+        stats.total_s,
+        " (cancelled)" if stats.cancelled else "",
+    )
 
 
 class TemplatedLLM(LLM):
@@ -89,18 +111,26 @@ class ThreadedLLM(TemplatedLLM):
         cancel: asyncio.Event | None = None,
     ) -> AsyncIterator[str]:
         stops = tuple(stop)
+        called = time.perf_counter()
 
         def worker(flag: threading.Event, push: Push) -> None:
-            self._generate(prompt, max_tokens, stops, grammar, flag, push)
+            queued = time.perf_counter() - called
+            try:
+                self._generate(prompt, max_tokens, stops, grammar, flag, push)
+            finally:
+                self._stats.queued_s = queued
+                log_call("generate", self._stats)
 
         return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
 
     async def prefill(
         self, prompt: str, stop: threading.Event | None = None, *, pin: bool = False
     ) -> CallStats:
+        called = time.perf_counter()
+
         def run() -> CallStats:
             t0 = time.perf_counter()
-            stats = CallStats()
+            stats = CallStats(queued_s=t0 - called)
             self._stats = stats
             if stop is not None and stop.is_set():  # stopped while it waited for the engine
                 stats.cancelled = True
@@ -109,6 +139,7 @@ class ThreadedLLM(TemplatedLLM):
             if pin and not stats.cancelled:
                 self._cache.pin(self._cache.text)
             stats.total_s = time.perf_counter() - t0
+            log_call("prefill", stats)
             return stats
 
         result: CallStats = await call_in_thread(self._executor, self._locks.get(), run)
