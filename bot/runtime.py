@@ -185,9 +185,16 @@ class Runtime:
             output_reserve_tokens=settings.context.output_reserve_tokens,
         )
 
+    @property
+    def head_kept(self) -> bool:
+        """The shared head is evaluated and kept: a session that starts now restores it."""
+        return self._head_kept
+
     async def keep_head(self, stop: threading.Event | None = None) -> CallStats | None:
         """Evaluate the head every session shares (system prompt and tool schemas) once and
         keep its state: a session that starts restores it and evaluates only its briefing.
+        The state is saved under the home folder's cache/ as well, and a later start with the
+        same model and head reads it back in milliseconds (`models.saved_state`).
 
         None if it is kept already; else the evaluation's figures (`cancelled` when `stop`
         ended it: what was evaluated stays, and the next call goes on from there).
@@ -197,7 +204,9 @@ class Runtime:
         ledger = self._ledger(self.session_settings())
         tools = ActiveTools(self.registry)
         prefix = Prefix(self.system_prompt, tools.prefix_schemas(), tools.prefix_groups)
-        stats = await self.llm.prefill(ledger.shared_head(prefix), stop, pin=True)
+        # Kept on disk too: the next start reads it back instead of evaluating it again.
+        saved = self.settings.home_path / "cache"
+        stats = await self.llm.prefill(ledger.shared_head(prefix), stop, pin=True, saved_in=saved)
         self._head_kept = not stats.cancelled
         return stats
 

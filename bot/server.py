@@ -147,6 +147,8 @@ class ServerState:
     on_voice_session: list[Callable[[VoiceSession], None]] = field(default_factory=list)
     # The chat model once loaded (None before): a serving engine's slots cap the sessions.
     loaded_llm: Callable[[], LLM | None] = lambda: None
+    # Whether the head every session shares is evaluated and kept (None: no shared head).
+    head_kept: Callable[[], bool | None] = lambda: None
 
     @property
     def max_sessions(self) -> int:
@@ -215,6 +217,7 @@ async def healthz(request: web.Request) -> web.Response:
             "max_sessions": state.max_sessions,
             "backend": state.settings.models.llm_backend,
             "engine_slots": engine_slots(state.loaded_llm()),
+            "head_kept": state.head_kept(),
             # What must not grow over a long run (the reliability soak reads these).
             "tasks": len(asyncio.all_tasks()),
             "peers": len(state.connections) + state.pending,
@@ -415,6 +418,7 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
     app[STATE].on_voice_session.append(Panels(runtime.store, runtime.settings, runtime.registry))
     # Never loads the model itself: `serve` loads it before listening; until then, config.
     app[STATE].loaded_llm = lambda: runtime.llm if runtime.has_llm else None
+    app[STATE].head_kept = lambda: runtime.head_kept
     _schedule_reminders(app, runtime)
     token = settings.server.token
     app.router.add_get(

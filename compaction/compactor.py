@@ -130,14 +130,21 @@ class Compactor:
     async def on_disconnect(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
         self.on_user_activity()
         started = time.perf_counter()
-        event = await tier3.persist(
-            self.writer,
-            conv,
-            ledger,
-            summary_s=self.cfg.tier3_summary_s,
-            tail_budget=self.settings.context.budget("history_tail"),
-            started=started,
-        )
+        # Any user's activity (`Runtime.yield_model` reaches every session, this closing one
+        # too) ends the polish, as it ends tier 2.
+        self._cancel = asyncio.Event()
+        try:
+            event = await tier3.persist(
+                self.writer,
+                conv,
+                ledger,
+                summary_s=self.cfg.tier3_summary_s,
+                tail_budget=self.settings.context.budget("history_tail"),
+                started=started,
+                cancel=self._cancel,
+            )
+        finally:
+            self._cancel = None
         self._emit(event)
         return [event]
 

@@ -7,7 +7,9 @@ tail, which is what the next session's briefing (`compaction.briefing`) is built
 The rules' checkpoint is saved first, at once, so a session that is gone is on disk within
 milliseconds whatever the model is doing (a kill -9 a moment later loses nothing). The model
 may then polish the summary for at most `compaction.tier3_summary_s`; a polished checkpoint is
-saved as a newer row, which the next briefing prefers.
+saved as a newer row, which the next briefing prefers. The polish gives way to any user who
+starts a turn meanwhile (a page reloaded, another session): one local model serves them all,
+and a user waiting behind a summary of a conversation that has ended is the worse trade.
 """
 
 from __future__ import annotations
@@ -32,14 +34,16 @@ async def persist(
     summary_s: float,
     tail_budget: int,
     started: float,
+    cancel: asyncio.Event | None = None,
 ) -> CompactionEvent:
-    """Write the tier-3 checkpoint; the model polishes the summary for at most `summary_s`."""
+    """Write the tier-3 checkpoint; the model polishes the summary for at most `summary_s`,
+    or until `cancel` is set (a user's turn wants the model: the rules' checkpoint stands)."""
     before = ledger.usage(conv).total
     visible = [item for item in conv.items if item.kind != "summary"]
     entries = entries_from_items(visible)
     plan = plan_tier2(conv, ledger, tail_budget=tail_budget)
     tail_ids = event_ids(conv.items[plan.cut :])
-    cancel = asyncio.Event()
+    cancel = cancel or asyncio.Event()
     cp = await writer.next_checkpoint(entries, cancel=cancel, use_model=False)
     checkpoint_id = writer.save(cp, tier=3, tail_event_ids=tail_ids)
     source = writer.last_source

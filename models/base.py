@@ -155,13 +155,20 @@ class LLM(ABC):
 
     @abstractmethod
     async def prefill(
-        self, prompt: str, stop: threading.Event | None = None, *, pin: bool = False
+        self,
+        prompt: str,
+        stop: threading.Event | None = None,
+        *,
+        pin: bool = False,
+        saved_in: Path | None = None,
     ) -> CallStats:
         """Evaluate `prompt` into the cache without generating (warm-up, idle-time re-prefill).
         Setting `stop` ends it early at a batch boundary, keeping what was evaluated
         (`CallStats.cancelled`); the next call goes on from there. `pin`: keep the state at
         `prompt`'s end until another is pinned, whatever the conversations do meanwhile (the
-        head every session shares); a prompt that starts with it restores it."""
+        head every session shares); a prompt that starts with it restores it. `saved_in`
+        (with `pin`): a folder where the state is kept across runs; one saved there for this
+        model and prompt is read back instead of evaluating (`CallStats.plan` "disk")."""
 
     @property
     @abstractmethod

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import ctypes
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -22,13 +23,16 @@ import numpy as np
 import numpy.typing as npt
 
 from config import Settings
+from models import saved_state
 from models.base import CallStats, ModelError, Resolved
 from models.chat_template import ChatTemplate
-from models.llm_cache import Plan, PromptCache
+from models.llm_cache import BatchSizer, Checkpoint, Plan, PromptCache
 from models.resolver import detect_device
 from models.streaming import Push, StopMatcher, call_in_thread
 from models.templated import ThreadedLLM
 from models.tokenizer import StderrLog, gguf_token_text, quiet_stderr, set_verbose
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -103,6 +107,7 @@ class LlamaLLM(ThreadedLLM):
             can_cut=attention_only,
             mark=self.template.message_mark,
         )
+        self._batches = BatchSizer()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm")
         self._init_shared()
 
@@ -153,6 +158,62 @@ class LlamaLLM(ThreadedLLM):
         if ptr:
             ctypes.memmove(ptr, state.logits.ctypes.data, state.logits.nbytes)
 
+    def _identity(self) -> list[str]:
+        """What a saved state depends on besides its text (`models.saved_state`)."""
+        stat = self.path.stat()
+        return [
+            str(self.path.resolve()),
+            str(stat.st_size),
+            str(stat.st_mtime_ns),
+            str(self.n_ctx),
+            self.device,
+            str(self._lc.__version__),
+        ]
+
+    def _restore_saved(self, directory: Path, prompt: str, stats: CallStats) -> bool:
+        t0 = time.perf_counter()
+        path = saved_state.state_file(directory, self._identity(), prompt)
+        got = saved_state.read(path, prompt)
+        if got is None:
+            return False
+        tokens, boundaries, logits, buf = got
+        state = _State(buf, buf.size, logits)
+        try:
+            # A context that has never decoded has no logits buffer for the saved logits to
+            # go into: one token makes it, and loading the state replaces what it did.
+            self._llama.reset()
+            self._llama.eval(tokens[:1])
+            self._load_state(state, tokens)
+        except ModelError as exc:
+            # Written by a build whose state layout differs, though its version string did not.
+            log.warning("the saved model state %s does not load (%s); evaluating afresh", path, exc)
+            path.unlink(missing_ok=True)
+            self._llama.reset()
+            self._cache.clear()
+            return False
+        cp = Checkpoint(prompt, tokens, state, boundaries)
+        self._cache.start(Plan("restore", tokens, prompt, [], "", cp))
+        self._cache.pin_checkpoint(cp)
+        stats.plan = "disk"
+        stats.prompt_tokens = stats.reused_tokens = len(tokens)
+        stats.prefill_s = time.perf_counter() - t0
+        return True
+
+    def _write_saved(self, directory: Path, checkpoint: Checkpoint) -> None:
+        state = checkpoint.state
+        path = saved_state.state_file(directory, self._identity(), checkpoint.text)
+        try:
+            saved_state.write(
+                path,
+                checkpoint.text,
+                checkpoint.tokens,
+                checkpoint.boundaries,
+                state.logits,
+                state.buf[: state.size],
+            )
+        except OSError as exc:  # a full or read-only disk: the next start evaluates again
+            log.warning("could not save the model state to %s: %s", path, exc)
+
     def _checkpoint(self) -> None:
         if self._cache.tokens and not self._cache.has_checkpoint(self._cache.text):
             self._cache.save(self._save_state())
@@ -173,11 +234,12 @@ class LlamaLLM(ThreadedLLM):
         stats.reused_tokens = len(plan.keep_tokens)
         stats.full_reprefill = not plan.keep_tokens
         new = plan.new_tokens
-        step = 256
         done = 0
         while done < len(new):
-            batch = new[done : done + step]
+            batch = new[done : done + self._batches.size()]
+            started = time.perf_counter()
             self._llama.eval(batch)
+            self._batches.timed(len(batch), started)
             done += len(batch)
             stats.evaluated_tokens = done
             if done < len(new) and stop is not None and stop.is_set():

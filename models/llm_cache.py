@@ -13,6 +13,7 @@ same way.
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
@@ -213,11 +214,15 @@ class PromptCache:
         cp = self.checkpoints.pop(text, None)
         if cp is None:
             return False
-        if self.pinned is not None:
+        self.pin_checkpoint(cp)
+        return True
+
+    def pin_checkpoint(self, cp: Checkpoint) -> None:
+        """Keep `cp` (one read back from disk, say) as the pinned state."""
+        if self.pinned is not None and self.pinned is not cp:
             self.checkpoints[self.pinned.text] = self.pinned
             self._evict()
         self.pinned = cp
-        return True
 
     def drop_all(self) -> None:
         self.checkpoints.clear()
@@ -248,3 +253,32 @@ def _cut_point(prompt: str, text: str, boundaries: list[tuple[int, int]]) -> tup
     limit = min(lo, len(prompt) - 1)
     i = bisect_right(boundaries, (limit, 1 << 62)) - 1
     return boundaries[i] if i >= 0 else None
+
+
+class BatchSizer:
+    """How many tokens to evaluate between looks at the stop flag: as many as take about
+    `target_s`, from the rate the batches before ran at.
+
+    A fixed batch is wrong everywhere: 256 tokens take a GPU milliseconds but this 2-core CPU
+    five seconds, and a warm-up stops only between batches, so a user's turn waited behind one
+    for that long. The first batch is small, since the rate is not known yet.
+    """
+
+    def __init__(self, target_s: float = 0.15, smallest: int = 16, largest: int = 512) -> None:
+        self.target_s = target_s
+        self.smallest = smallest
+        self.largest = largest
+        self.rate = 0.0  # tokens per second, smoothed; 0 until a batch has run
+
+    def size(self) -> int:
+        if self.rate <= 0:
+            return 2 * self.smallest
+        return max(self.smallest, min(self.largest, int(self.rate * self.target_s)))
+
+    def timed(self, n_tokens: int, started: float) -> None:
+        """A batch of `n_tokens` ran from `started` (perf_counter) to now."""
+        took = time.perf_counter() - started
+        if n_tokens <= 0 or took <= 0:
+            return
+        rate = n_tokens / took
+        self.rate = rate if self.rate <= 0 else 0.5 * self.rate + 0.5 * rate

@@ -359,12 +359,18 @@ class ServedLLM(TemplatedLLM):
             stats.cache_reported = False
 
     async def prefill(
-        self, prompt: str, stop: threading.Event | None = None, *, pin: bool = False
+        self,
+        prompt: str,
+        stop: threading.Event | None = None,
+        *,
+        pin: bool = False,
+        saved_in: Path | None = None,
     ) -> CallStats:
         """Have the engine evaluate `prompt` into its prefix cache (one token generated: not
         every engine accepts zero). The engine evaluates it in one request, on its own
         machine's cores, so `stop` only skips a request not yet sent. `pin` is the engine's
-        to honour or not: its own prefix cache decides what it keeps."""
+        to honour or not: its own prefix cache decides what it keeps, across runs too
+        (`saved_in` does not apply)."""
         if stop is not None and stop.is_set():
             stats = CallStats(cancelled=True)
             self._stats.set(stats)

@@ -16,11 +16,12 @@ import time
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from models.base import LLM, CallStats, ParsedOutput, ToolDialect
 from models.chat_template import ChatTemplate
-from models.llm_cache import PromptCache
+from models.llm_cache import Checkpoint, PromptCache
 from models.streaming import LoopLocks, Push, call_in_thread, stream_from_thread
 from models.toolcalls import parse_output
 
@@ -124,7 +125,12 @@ class ThreadedLLM(TemplatedLLM):
         return stream_from_thread(self._executor, self._locks.get(), worker, cancel)
 
     async def prefill(
-        self, prompt: str, stop: threading.Event | None = None, *, pin: bool = False
+        self,
+        prompt: str,
+        stop: threading.Event | None = None,
+        *,
+        pin: bool = False,
+        saved_in: Path | None = None,
     ) -> CallStats:
         called = time.perf_counter()
 
@@ -135,15 +141,29 @@ class ThreadedLLM(TemplatedLLM):
             if stop is not None and stop.is_set():  # stopped while it waited for the engine
                 stats.cancelled = True
                 return stats
-            self._evaluate(prompt, stats, stop)
-            if pin and not stats.cancelled:
-                self._cache.pin(self._cache.text)
+            if not (pin and saved_in is not None and self._restore_saved(saved_in, prompt, stats)):
+                self._evaluate(prompt, stats, stop)
+                if pin and not stats.cancelled:
+                    self._cache.pin(self._cache.text)
             stats.total_s = time.perf_counter() - t0
             log_call("prefill", stats)
             return stats
 
         result: CallStats = await call_in_thread(self._executor, self._locks.get(), run)
+        pinned = self._cache.pinned
+        evaluated = result.plan not in ("", "disk") and not result.cancelled
+        if pin and saved_in is not None and evaluated and pinned and pinned.text == prompt:
+            # Off the model's thread: a turn that comes meanwhile need not wait for a disk.
+            await asyncio.to_thread(self._write_saved, saved_in, pinned)
         return result
+
+    def _restore_saved(self, directory: Path, prompt: str, stats: CallStats) -> bool:
+        """Worker thread: bring the model to `prompt` from a state saved on disk by an
+        earlier run, pinned; False if there is none (or the engine cannot save states)."""
+        return False
+
+    def _write_saved(self, directory: Path, checkpoint: Checkpoint) -> None:
+        """Save a pinned state for the next run (engines that can)."""
 
     @property
     def last_stats(self) -> CallStats:

@@ -125,6 +125,16 @@ class ServerProcess:
         self.kill9()
         raise TimeoutError(f"the server did not answer /healthz in {timeout:.0f}s:\n{self.log()}")
 
+    def wait_head(self, timeout: float = 300.0) -> float:
+        """Wait until the server has evaluated the head every session shares (it does so
+        when it starts, while nobody talks); returns the seconds that took."""
+        t0 = time.monotonic()
+        while not self.health().get("head_kept"):
+            if time.monotonic() - t0 > timeout or not self.alive():
+                raise TimeoutError(f"the shared head was not kept in {timeout:.0f}s:\n{self.log()}")
+            time.sleep(0.2)
+        return time.monotonic() - t0
+
     def health(self, timeout: float = 5.0) -> dict[str, Any]:
         with urllib.request.urlopen(f"{self.url}/healthz", timeout=timeout) as response:
             return dict(json.loads(response.read()))

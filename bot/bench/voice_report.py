@@ -128,8 +128,8 @@ def print_report(results: dict[str, Any]) -> None:
     for name, r in modes.items():
         print(
             f"  {name}: {r['turns']['completed']} turns ({r['failed']} failed), "
-            f"server up in {r['load_s']}s, run {r['run_s']}s"
-            + ("" if r["server_alive"] else ", THE SERVER DIED")
+            f"server up in {r['load_s']}s, shared head kept {r.get('head_s', '?')}s later, "
+            f"run {r['run_s']}s" + ("" if r["server_alive"] else ", THE SERVER DIED")
         )
     print(f"  {'voice-to-voice at the client':<30}" + "".join(f"  {n:>18}" for n in names))
     print(f"  {'  (ms: p50, p95, n)':<30}" + "".join(f"  {'p50    p95   n':>18}" for _ in names))

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from bot.runtime import Runtime
 from config import load_settings
 from memory.approvals import params_text
 from memory.store import Store
 from models import LLM, Tokenizer
 from testkit.sim import compactor
 from testkit.trace import generate
+from tests.bot.conftest import collect, small_registry
 
 from .test_long_session import CORRECTION, PARAMS, TASK_TITLE, long_session
 
@@ -94,4 +96,34 @@ async def test_tier2_on_the_real_model_yields_then_completes(
     assert nxt.evaluated_tokens <= ledger.generation_tokens + 1
     assert nxt.reused_tokens >= ledger.usage(conv).total - ledger.generation_tokens - 1
     await player.close()
+    store.close()
+
+
+async def test_the_tier3_polish_gives_way_to_a_users_turn(llm: LLM, tmp_path: Path) -> None:
+    """A session that ends is on disk at once (the rules' checkpoint); the model's polish of
+    its summary then runs while nobody talks, and stops when a user of another session starts
+    a turn, so that user does not wait behind a summary of a conversation that has ended."""
+    settings = load_settings(
+        context={"window": 2048, "reserve_output": 128},
+        compaction={"tier3_summary_s": 300.0, "summary_max_tokens": 400},
+    )
+    store = Store(tmp_path / "annie.db")
+    runtime = Runtime(
+        settings, llm=llm, store=store, system_prompt=SYSTEM_PROMPT, registry=small_registry(())
+    )
+    ending = runtime.open_session()
+    await collect(ending, "Remember that the boiler is serviced on Friday.")
+    other = runtime.open_session()
+    before = llm.last_stats
+    closing = asyncio.create_task(ending.close())
+    await _started(llm, before)  # the polish is being written
+    saved = store.checkpoints.latest(ending.id)
+    assert saved is not None and saved.tier == 3  # the rules' checkpoint, on disk already
+    other.yield_model()  # the other user starts to speak
+    events = await asyncio.wait_for(closing, 60)
+    assert llm.last_stats.cancelled
+    assert len(events) == 1 and events[0].tier == 3
+    assert "summary by rules" in events[0].detail
+    assert store.checkpoints.latest(ending.id) == saved  # the row written first stands
+    await runtime.close()
     store.close()

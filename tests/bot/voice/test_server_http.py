@@ -13,7 +13,8 @@ from aiortc import RTCConfiguration, RTCPeerConnection
 from bot.server import Engines, check_bind, is_loopback
 from config import ConfigError, Settings, load_settings
 from memory.store import Store
-from models.base import LLM
+from models.base import LLM, Tokenizer
+from models.fakes import ScriptedLLM
 from testkit.peer import VoiceClient
 from tests.bot.voice.conftest import serve
 
@@ -77,6 +78,19 @@ async def test_bad_offers_get_a_4xx_with_a_reason_and_the_server_keeps_serving(
         async with aiohttp.ClientSession() as http, http.get(f"{server.url}/healthz") as r:
             assert (await r.json())["peers"] == 1
         await client.close()
+
+
+async def test_healthz_says_when_the_shared_head_is_kept(
+    voice_settings: Settings, engines: Engines, tokenizer: Tokenizer, store: Store
+) -> None:
+    """What a client that wants a warm server waits for (`bench voice` does)."""
+    async with serve(voice_settings, engines, ScriptedLLM(tokenizer, []), store) as server:
+        async with aiohttp.ClientSession() as http, http.get(f"{server.url}/healthz") as r:
+            assert (await r.json())["head_kept"] is False
+        stats = await server.runtime.keep_head()
+        assert stats is not None and stats.evaluated_tokens > 500 and not stats.cancelled
+        async with aiohttp.ClientSession() as http, http.get(f"{server.url}/healthz") as r:
+            assert (await r.json())["head_kept"] is True
 
 
 async def test_sessions_past_the_cap_get_503(
