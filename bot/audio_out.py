@@ -73,6 +73,8 @@ class SpeechTrack(PacedAudioTrack):
         self.last_stop_ms: float | None = None  # clear() → the next frame sent (silence)
         # Paused (the user may be talking over Annie): silence goes out, the queue waits.
         self.paused = False
+        # Told of every frame as it goes out (None: silence), for telling echo (`bot.echo`).
+        self.on_sent: Callable[[Int16 | None], None] | None = None
 
     @property
     def queued_frames(self) -> int:
@@ -87,6 +89,8 @@ class SpeechTrack(PacedAudioTrack):
         if len(self._queue) < self.max_frames:
             self._space.set()
         self.frames_sent += 1
+        if self.on_sent is not None:
+            self.on_sent(None if item is None else item.samples)
         if item is None:
             return make_frame(self._silence, self._pts)
         self.voiced_frames_sent += 1

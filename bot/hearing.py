@@ -5,7 +5,8 @@ likely sign of the user talking over her, stops for good once it is sure, and pl
 was a cough) and the endpointer (where an utterance starts and ends). While the user speaks,
 partial transcripts go to the page; a finished utterance is transcribed and handed on as a
 turn with its clock. An utterance heard while Annie's own voice plays and too short to be a
-barge-in is her voice leaking through the microphone, and is dropped.
+barge-in is her voice leaking through the microphone, and is dropped; a voice whose loudness
+follows what she sent is her echo (`bot.echo`), and pauses or stops nothing.
 
 With a turn detector (`vad.turn_detection = "semantic"`), a short pause asks the detector
 whether the speaker has finished, and again as the pause grows, and the pause's longest
@@ -32,7 +33,9 @@ from aiortc import MediaStreamTrack
 
 from bot.audio_in import AudioInput
 from bot.barge_in import Barge, BargeInDetector
+from bot.echo import EchoCheck
 from bot.endpoint import (
+    FRAME_MS,
     EndpointConfig,
     Endpointer,
     Phase,
@@ -91,6 +94,9 @@ class Hearing:
         semantic = self.turn is not None
         self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad, semantic=semantic))
         self.barge = BargeInDetector.from_settings(settings.vad)
+        # What Annie sent, to tell her echo from the user (`SpeechTrack.on_sent` feeds it).
+        self.echo = EchoCheck(threshold=settings.vad.barge_in_echo_db)
+        self._mic_ms = 0.0
         self._active = active
         self._on_turn = on_turn
         self._on_speech = on_speech
@@ -132,7 +138,13 @@ class Hearing:
     def _on_vad_frame(self, frame: Pcm, probability: float) -> None:
         active = self._active()
         playing = active.utterance.playback_ms() if active and not active.interrupted else None
-        barge = self.barge.push(probability, playing)
+        self._mic_ms += FRAME_MS
+        self.echo.heard(frame, self._mic_ms)
+        voice = probability
+        if playing is not None and voice >= self.barge.threshold and self._echo():
+            voice = 0.0  # her own voice coming back: not the user's
+            self.stats.echo_frames_ignored += 1
+        barge = self.barge.push(voice, playing)
         if barge is Barge.PAUSE:
             self._pause(True)  # likely the user: silent at once, decided within ~100 ms
         elif barge is Barge.RESUME:
@@ -152,6 +164,9 @@ class Hearing:
             elif isinstance(event, SpeechDiscarded) and self._active() is None:
                 self._send(VoiceState("idle"))
         self._maybe_partial()
+
+    def _echo(self) -> bool:
+        return self.settings.vad.barge_in_echo_db > 0 and self.echo.is_echo()
 
     def _ended(self, event: SpeechEnded, verdict_ms: float | None = None) -> None:
         """Hand an utterance on. `verdict_ms`: stream time of the detector's "finished", when

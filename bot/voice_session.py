@@ -112,6 +112,7 @@ class VoiceSession:
             spawn=self._spawn,
             turn=turn,
         )
+        self.output.on_sent = self.hearing.echo.sent
         # Reminders: due ones are said at the next gap; utterances heard but not yet
         # answered count as busy, so Annie never starts a reminder before her answer.
         self.gaps = GapWaiter(self.busy, self._start_announcement, self._spawn)

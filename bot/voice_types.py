@@ -86,6 +86,8 @@ class VoiceStats:
     # Barge-in: pauses at a likely voice, and those that were false alarms (played on).
     barge_pauses: int = 0
     false_alarms: int = 0
+    # Microphone frames with voice while Annie spoke that were her echo (`bot.echo`).
+    echo_frames_ignored: int = 0
     # Turns by the rule that ended them ("silence", "detector", "silence limit", "max length").
     ended_by: dict[str, int] = field(default_factory=dict)
     detector_runs: int = 0

@@ -45,6 +45,14 @@ async def speak_48k(tts: TTS, text: str) -> Int16:
     return np.concatenate(parts).astype(np.int16)
 
 
+def mono(frame: av.AudioFrame) -> Int16:
+    """A received frame's samples as one channel of int16 (aiortc decodes Opus to stereo)."""
+    data = frame.to_ndarray().astype(np.float32)
+    channels = len(frame.layout.channels)
+    data = data.mean(axis=0) if frame.format.is_planar else data.reshape(-1, channels).mean(axis=1)
+    return data.astype(np.int16)
+
+
 class MicTrack(PacedAudioTrack):
     """Plays queued clips in real time, silence otherwise; records when each clip played."""
 
@@ -54,6 +62,21 @@ class MicTrack(PacedAudioTrack):
         self._clip = 0
         self.clip_started: dict[int, float] = {}
         self.clip_ended: dict[int, float] = {}
+        # A speaker heard by this microphone without echo cancelling (`leak`).
+        self._leak_gain = 0.0
+        self._leaked = np.zeros(0, dtype=np.float32)
+
+    def leak(self, gain: float, delay_ms: float = 60.0) -> None:
+        """Mix what the client receives back into the microphone, `gain` times as loud
+        (0.1 is -20 dB) and `delay_ms` later (the room and the capture); 0 stops it."""
+        self._leak_gain = gain
+        self._leaked = np.zeros(int(48 * delay_ms) if gain > 0 else 0, dtype=np.float32)
+
+    def hear(self, samples: Int16) -> None:
+        """Audio the client played (48 kHz mono): leaked into the microphone if leaking."""
+        if self._leak_gain > 0:
+            leaked = samples.astype(np.float32) * self._leak_gain
+            self._leaked = np.concatenate([self._leaked, leaked])
 
     def play(self, samples: Int16) -> int:
         """Queue a clip; returns its number (see `clip_started` / `clip_ended`)."""
@@ -69,13 +92,22 @@ class MicTrack(PacedAudioTrack):
     async def recv(self) -> av.AudioFrame:
         await self._pace()
         if not self._frames:
-            return make_frame(self._silence, self._pts)
+            return make_frame(self._with_leak(self._silence), self._pts)
         samples, clip = self._frames.popleft()
         now = time.monotonic()
         self.clip_started.setdefault(clip, now)
         if not self._frames or self._frames[0][1] != clip:
             self.clip_ended[clip] = now
-        return make_frame(samples, self._pts)
+        return make_frame(self._with_leak(samples), self._pts)
+
+    def _with_leak(self, samples: Int16) -> Int16:
+        if self._leak_gain <= 0 or self._leaked.size == 0:
+            return samples
+        n = min(samples.size, self._leaked.size)
+        mixed = samples.astype(np.float32)
+        mixed[:n] += self._leaked[:n]
+        self._leaked = self._leaked[n:]
+        return np.clip(mixed, -32768, 32767).astype(np.int16)
 
 
 @dataclass
@@ -145,6 +177,7 @@ class VoiceClient:
                 frame = await track.recv()
                 if isinstance(frame, av.AudioFrame):
                     self.heard.append(HeardFrame(time.monotonic(), frame_rms(frame)))
+                    self.mic.hear(mono(frame))
                     self._changed.set()
 
     def send_text(self, text: str) -> None:

@@ -7,8 +7,9 @@ connections speak a question at once (the first turn after connecting), then one
 goes on with later turns, half status questions for the state path and half for the model.
 Then it plays the recorded utterances with a mid-sentence pause (tests/fixtures/pauses/) and
 counts how often the turn is ended inside the pause, talks over long answers to time
-barge-in, and plays a cough, clicks and Annie's own voice (as echo) over them, counting the
-times that stopped her (false stops). The figures print beside their targets; they are
+barge-in, and plays a cough and clicks over them, and her own answer back into the microphone
+at -20 dB (a speaker without echo cancelling), counting the times that stopped her (false
+stops). The figures print beside their targets; they are
 benchmarks, not assertions.
 """
 
@@ -31,6 +32,7 @@ from bot.bench.voice_client import (
     TurnSample,
     barge_trial,
     cutoff_trial,
+    echo_trial,
     false_alarm_sounds,
     false_alarm_trial,
     settle,
@@ -188,12 +190,17 @@ async def _one_mode(
                             barge_misses += 1
                         else:
                             barges.append(stop)
-                    sounds = false_alarm_sounds(clips[INTERRUPTION])
+                    sounds = false_alarm_sounds()
                     for _ in range(args.false_alarms):
-                        for name, sound in sounds.items():
-                            stopped = await false_alarm_trial(
-                                client, clips[LONG_QUESTION], sound, TURN_TIMEOUT_S
-                            )
+                        for name in (*sounds, "echo"):
+                            if name == "echo":
+                                stopped = await echo_trial(
+                                    client, clips[LONG_QUESTION], TURN_TIMEOUT_S
+                                )
+                            else:
+                                stopped = await false_alarm_trial(
+                                    client, clips[LONG_QUESTION], sounds[name], TURN_TIMEOUT_S
+                                )
                             if stopped is not None:
                                 got = false_stops.setdefault(name, [0, 0])
                                 got[0] += stopped

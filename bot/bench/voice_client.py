@@ -249,11 +249,10 @@ async def barge_trial(
     return (last - spoke) * 1e3
 
 
-def false_alarm_sounds(annie: np.ndarray, rate: int = MIC_RATE) -> dict[str, np.ndarray]:
-    """What must not stop Annie, as a microphone would send it (48 kHz int16), the same on
-    every run (seeded): a cough (a 180 ms burst of noise, fast attack, fast decay), two
-    clicks 100 ms apart, and her own voice leaking back (`annie`, a clip in her Piper
-    voice, at -20 dB, as a speaker heard by a microphone without echo cancelling)."""
+def false_alarm_sounds(rate: int = MIC_RATE) -> dict[str, np.ndarray]:
+    """Sounds that must not stop Annie, as a microphone would send them (48 kHz int16), the
+    same on every run (seeded): a cough (a 180 ms burst of noise, fast attack, fast decay) and
+    two clicks 100 ms apart. Her own voice coming back is `echo_trial`'s."""
     rng = np.random.default_rng(12)
     n = int(0.18 * rate)
     envelope = np.minimum(1.0, np.arange(n) / (0.01 * rate)) * np.exp(-np.arange(n) / (0.05 * rate))
@@ -262,11 +261,29 @@ def false_alarm_sounds(annie: np.ndarray, rate: int = MIC_RATE) -> dict[str, np.
     clicks = np.zeros(int(0.25 * rate))
     for at in (0, int(0.1 * rate)):
         clicks[at : at + int(0.003 * rate)] = 0.6
-    echo = annie.astype(np.float64)[: int(1.5 * rate)] / 32768.0 * 0.1
     return {
         name: (np.clip(x, -1, 1) * 32767).astype(np.int16)
-        for name, x in (("cough", cough), ("clicks", clicks), ("echo", echo))
+        for name, x in (("cough", cough), ("clicks", clicks))
     }
+
+
+async def echo_trial(client: VoiceClient, question: np.ndarray, timeout: float) -> bool | None:
+    """A speaker without echo cancelling: everything the client plays goes back into its
+    microphone at -20 dB, 60 ms later, from the question on; True if her own voice stopped
+    Annie within three seconds of her answer, None if she had nothing to say for that long."""
+    client.mic.leak(0.1)
+    try:
+        n = len(client.events)
+        if not await _long_answer_playing(client, question, timeout):
+            return None
+        await asyncio.sleep(2.0)
+        return any(
+            e.get("type") == "voice_state" and e.get("state") == "interrupted"
+            for e in client.events[n:]
+        )
+    finally:
+        client.mic.leak(0.0)
+        await settle(client)
 
 
 async def false_alarm_trial(

@@ -157,3 +157,31 @@ async def test_a_cough_pauses_annie_and_she_plays_on_from_where_she_paused(
         assert paused_at is not None and resumed_at is not None and resumed_at > paused_at
         assert not any(e["state"] == "interrupted" for e in client.of_type("voice_state"))
         await client.close()
+
+
+async def test_her_own_voice_coming_back_does_not_stop_her_but_the_user_still_does(
+    voice_settings: Settings,
+    engines: Engines,
+    tokenizer: Tokenizer,
+    tts: TTS,
+    store: Store,
+) -> None:
+    """A speaker without echo cancelling: the client plays what it receives back into its
+    microphone at -20 dB, 60 ms later. Her echo is voice to the VAD, and pauses nothing;
+    the user talking over it still stops her."""
+    llm = ScriptedLLM(tokenizer, [LONG_REPLY, SECOND_REPLY])
+    interruption = await speak_48k(tts, "Stop, please wait a moment.")
+    async with serve(voice_settings, engines, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.mic.leak(0.1)
+        client.send_text("Tell me about the sea.")
+        await client.wait_for(lambda c: len(c.voiced_since(0)) >= 250, 90, "5 s of answer")
+        voice = server.voices[0]
+        assert voice.stats.echo_frames_ignored > 20  # the VAD heard her: the check decided
+        # Not stopped. At most a pause on her first word, before the echo path is learned
+        # (she plays on from it); without the check her echo paused her 10-15 times here.
+        assert not voice.stats.barge_ins and voice.stats.barge_pauses <= 2
+        client.mic.play(interruption)
+        await client.wait_for(lambda c: voice.stats.barge_ins, 30, "the barge-in")
+        await client.close()
