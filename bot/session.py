@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from bot.events import (
@@ -100,6 +100,9 @@ class Session:
         self.started_at = utc_now()
         # Set by the front end: reminders fell due, say them at the next gap (`announce`).
         self.on_due: Callable[[], None] | None = None
+        # What idle time waits for first: a voice front end says the answer after the turn
+        # is done, and model work then would take the cores its speech synthesis needs.
+        self.idle_after: Callable[[], Awaitable[None]] | None = None
 
     # --- views --------------------------------------------------------------------------
 
@@ -310,6 +313,8 @@ class Session:
 
     async def _run_idle(self) -> None:
         try:
+            if self.idle_after is not None:
+                await self.idle_after()
             if self._warm_pending:  # stopped for the user: the next turn should not pay it
                 self._warm_stop = threading.Event()
                 await self._warm_up()

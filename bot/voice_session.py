@@ -118,6 +118,7 @@ class VoiceSession:
         self.gaps = GapWaiter(self.busy, self._start_announcement, self._spawn)
         self.reminders_spoken: list[tuple[str, float]] = []  # (turn id, wall time of 1st frame)
         session.on_due = self.reminders_due
+        session.idle_after = self._said
 
     @property
     def input_dropped_ms(self) -> float:
@@ -233,6 +234,13 @@ class VoiceSession:
                 if not self._closed:
                     self.send(VoiceState("idle", clock.turn_id))
             self._finish_turn(clock, utterance)
+
+    async def _said(self) -> None:
+        """Until the answer has been said (or cut): the session's idle-time model work waits
+        for it, since it would take the cores Piper needs for the answer's first sentence."""
+        active = self._active
+        if active is not None:
+            await active.utterance.done()
 
     def _observe(self, event: Event, active: ActiveTurn) -> None:
         clock = active.clock

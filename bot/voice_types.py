@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -46,6 +46,8 @@ class TurnSession(Protocol):
 
     # Reminders: the session calls `on_due` when some fell due; `announce` says them.
     on_due: Callable[[], None] | None
+    # Idle-time model work waits for this first (the answer being said).
+    idle_after: Callable[[], Awaitable[None]] | None
 
     async def announce(self, turn_id: str = "") -> list[Event]: ...
 
