@@ -171,6 +171,8 @@ class Utterance:
     def __post_init__(self) -> None:
         self._inbox: asyncio.Queue[int | None] = asyncio.Queue()
         self._finished = asyncio.Event()
+        # Set at the first frame sent, or at the end of an utterance that sent none.
+        self._begun = asyncio.Event()
         self._closed = False
         self._worker: asyncio.Task[None] | None = None
 
@@ -191,10 +193,18 @@ class Utterance:
         self._closed = True
         self._inbox.put_nowait(None)
         if self._worker is None:
-            self._finished.set()
+            self._end()
 
     async def done(self) -> None:
         await self._finished.wait()
+
+    async def begun(self) -> None:
+        """Until the first frame has gone out (or the utterance ended without one)."""
+        await self._begun.wait()
+
+    def _end(self) -> None:
+        self._finished.set()
+        self._begun.set()
 
     @property
     def finished(self) -> bool:
@@ -213,7 +223,7 @@ class Utterance:
             self.track.clear(self)
             if self._worker is not None and not self._worker.done():
                 self._worker.cancel()
-            self._finished.set()
+            self._end()
         return self.delivered_text()
 
     def delivered_text(self) -> str:
@@ -236,6 +246,7 @@ class Utterance:
         now = time.monotonic()
         if self.timing.first_frame_at is None:
             self.timing.first_frame_at = now
+            self._begun.set()
             if self.on_first_frame is not None:
                 self.on_first_frame(self)
         self.timing.last_frame_at = now
@@ -246,7 +257,7 @@ class Utterance:
         if not self._closed or self._worker is None or not self._worker.done():
             return
         if all(p.frames_played >= p.frames_total for p in self.pieces):
-            self._finished.set()
+            self._end()
 
     async def _synthesize_all(self) -> None:
         resampler = OutputResampler(self.tts.sample_rate)
@@ -286,4 +297,4 @@ class Utterance:
     def _maybe_finished_after_worker(self) -> None:
         # Called from inside the worker, whose task is not `done()` yet.
         if all(p.synthesized and p.frames_played >= p.frames_total for p in self.pieces):
-            self._finished.set()
+            self._end()

@@ -100,8 +100,8 @@ class Session:
         self.started_at = utc_now()
         # Set by the front end: reminders fell due, say them at the next gap (`announce`).
         self.on_due: Callable[[], None] | None = None
-        # What idle time waits for first: a voice front end says the answer after the turn
-        # is done, and model work then would take the cores its speech synthesis needs.
+        # What idle time waits for first: a voice front end starts saying the answer after
+        # the turn is done, and model work then would take the cores its first sentence needs.
         self.idle_after: Callable[[], Awaitable[None]] | None = None
 
     # --- views --------------------------------------------------------------------------

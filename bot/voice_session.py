@@ -236,11 +236,14 @@ class VoiceSession:
             self._finish_turn(clock, utterance)
 
     async def _said(self) -> None:
-        """Until the answer has been said (or cut): the session's idle-time model work waits
-        for it, since it would take the cores Piper needs for the answer's first sentence."""
+        """Until the answer's first sound has gone out (or it was cut): the session's
+        idle-time model work waits for it, since it would take the cores Piper needs for the
+        first sentence, the one the user waits for. The sentences after it are synthesized
+        while it plays, twenty times faster than real time alone, so sharing the cores then
+        costs nothing heard, and the background work keeps the time Annie speaks."""
         active = self._active
         if active is not None:
-            await active.utterance.done()
+            await active.utterance.begun()
 
     def _observe(self, event: Event, active: ActiveTurn) -> None:
         clock = active.clock

@@ -46,7 +46,7 @@ class TurnSession(Protocol):
 
     # Reminders: the session calls `on_due` when some fell due; `announce` says them.
     on_due: Callable[[], None] | None
-    # Idle-time model work waits for this first (the answer being said).
+    # Idle-time model work waits for this first (the answer's first sound).
     idle_after: Callable[[], Awaitable[None]] | None
 
     async def announce(self, turn_id: str = "") -> list[Event]: ...

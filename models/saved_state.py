@@ -126,7 +126,9 @@ def _parse(
 
 def _prune(directory: Path, keep: Path) -> None:
     files = sorted(directory.glob(f"head-*{SUFFIX}"), key=_mtime, reverse=True)
-    for old in [f for f in files if f != keep][KEEP - 1 :]:
+    # Half-written files of a process killed while writing (they never got the real name).
+    stale = [t for t in directory.glob(".head-*.tmp") if f".{os.getpid()}." not in t.name]
+    for old in [f for f in files if f != keep][KEEP - 1 :] + stale:
         with contextlib.suppress(OSError):
             old.unlink()
 

@@ -233,11 +233,12 @@ async def test_cancelling_mid_stream_leaves_a_state_the_next_turn_can_extend(
 async def test_cancelling_mid_prefill_keeps_what_was_evaluated(
     hybrid: LlamaLLM, reference: Any
 ) -> None:
-    long_user = "Here is a long message about many things. " * 16
+    long_user = "Here is a long message about many things. " * 22
     prompt = hybrid.render(conversation((long_user, "")), TOOLS)
     n_prompt = len(hybrid.tokenize(prompt))
-    assert n_prompt > 600
-    # Prefill runs in batches of 256 and checks the cancel flag between them.
+    assert n_prompt > 1500
+    # A turn's prompt is evaluated in batches of up to 512 tokens, and the cancel flag is
+    # checked between them: the new part here is more than one batch.
     cancel = asyncio.Event()
     cancel.set()
     pieces = [piece async for piece in hybrid.stream(prompt, max_tokens=20, cancel=cancel)]

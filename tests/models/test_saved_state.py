@@ -86,10 +86,13 @@ async def test_a_damaged_or_foreign_file_is_a_miss_that_evaluates_afresh(
     (path,) = saved(tmp_path)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])  # a disk that filled up mid-write, say
+    killed = tmp_path / f".{path.name}.99999999.tmp"  # a process killed while writing
+    killed.write_bytes(data[:100])
 
     again = await start(family, fresh).prefill(HEAD, pin=True, saved_in=tmp_path)
     assert again.plan == "scratch" and again.evaluated_tokens > 100
     assert [p.stat().st_size for p in saved(tmp_path)] == [len(data)]  # written whole again
+    assert not killed.exists()  # and the leftover of the killed writer is gone
 
     # Another head, or the same head at another window, is another file: never read as this.
     other = await start(family, fresh).prefill(HEAD + MORE, pin=True, saved_in=tmp_path)
