@@ -270,10 +270,12 @@ class BatchSizer:
         self.largest = largest
         self.rate = 0.0  # tokens per second, smoothed; 0 until a batch has run
 
-    def size(self) -> int:
+    def size(self, scale: float = 1.0) -> int:
+        """Tokens for the next batch; `scale` times the target time (and smallest size)."""
+        smallest = min(self.largest, int(self.smallest * scale))
         if self.rate <= 0:
-            return 2 * self.smallest
-        return max(self.smallest, min(self.largest, int(self.rate * self.target_s)))
+            return min(self.largest, 2 * smallest)
+        return max(smallest, min(self.largest, int(self.rate * self.target_s * scale)))
 
     def timed(self, n_tokens: int, started: float) -> None:
         """A batch of `n_tokens` ran from `started` (perf_counter) to now."""

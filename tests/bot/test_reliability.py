@@ -114,29 +114,29 @@ async def test_disconnects_persist_tier3_within_a_second(up: ServerProcess) -> N
 async def test_hostile_http(up: ServerProcess) -> None:
     cases = await net.http_cases(up, slow_s=10.0, half_open=50)
     assert len(cases) == 11
-    assert _failed(cases) == []
+    assert _failed(cases) == [], _failed(cases)
 
 
 async def test_hostile_sdp(up: ServerProcess) -> None:
     cases = await net.sdp_cases(up)
     assert len(cases) == 5
-    assert _failed(cases) == []
+    assert _failed(cases) == [], _failed(cases)
 
 
 async def test_hostile_data_channel(up: ServerProcess) -> None:
     cases = await net.channel_cases(up, flood=50)
     assert len(cases) == 16
-    assert _failed(cases) == []
+    assert _failed(cases) == [], _failed(cases)
 
 
 async def test_hostile_audio(up: ServerProcess, speech: Speech) -> None:
     cases = await media.audio_cases(up, speech, silence_s=20.0)
     assert len(cases) == 6
-    assert _failed(cases) == []
+    assert _failed(cases) == [], _failed(cases)
 
 
 async def test_full_disk_and_locked_database(up: ServerProcess) -> None:
     # Last in the module: it stops and restarts the shared server.
     cases = await media.storage_cases(up)
     assert [c.name for c in cases] == ["full disk", "database locked"]
-    assert _failed(cases) == []
+    assert _failed(cases) == [], _failed(cases)

@@ -37,3 +37,13 @@ def test_an_empty_or_instant_batch_teaches_nothing() -> None:
     sizer.timed(0, time.perf_counter() - 1.0)
     sizer.timed(10, time.perf_counter() + 1.0)  # a clock that went backwards
     assert sizer.rate == 0.0 and sizer.size() == 2 * sizer.smallest
+
+
+def test_a_turn_takes_batches_four_times_longer_than_background_work() -> None:
+    sizer = BatchSizer(target_s=0.15, smallest=16, largest=512)
+    assert sizer.size(4.0) == 128  # nothing measured yet: twice the larger smallest
+    sizer.timed(128, time.perf_counter() - 0.4)  # 320 tokens/s
+    assert 40 <= sizer.size() <= 52 and 180 <= sizer.size(4.0) <= 200
+    for _ in range(10):
+        sizer.timed(64, time.perf_counter() - 5.0)  # the cores were taken
+    assert sizer.size() == 16 and sizer.size(4.0) == 64  # never below 64 for a turn
