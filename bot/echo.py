@@ -4,12 +4,13 @@ The page asks the browser for echo cancellation, but a speaker without it (or a 
 still adapting) sends her voice back, and the voice activity detector cannot tell whose voice
 it hears. The server knows what it sent: echo is that audio again, later and quieter, so its
 loudness rises and falls with what was sent a fixed delay before. `EchoCheck` keeps the level
-of what went out (every 10 ms) and of what came in (every 16 ms), and for the last 0.4 s of
-the microphone finds the delay (up to 0.8 s: the network, the client's playout buffer, the
-capture) at which the two level curves correlate best. A high correlation while Annie was
-audible at that delay means the microphone hears mostly her: no barge-in. The user's voice
-has its own rhythm, so when they talk over her, and louder than her echo, the correlation
-falls and the barge-in goes ahead.
+of what went out (every 10 ms) and of what came in (every 16 ms). Over the last 0.4 s of the
+microphone it finds the delay (up to 0.8 s: the network, the client's playout buffer, the
+capture) at which the difference of the two level curves varies least; within a couple of dB
+while Annie was audible, the microphone hears mostly her, and that fit teaches the echo's loss.
+Once a loss is known, a voice no louder than the loudest echo it allows (plus a margin) is hers
+too. The user's voice has its own rhythm and, talking over her, rises above her echo: the
+barge-in goes ahead.
 """
 
 from __future__ import annotations
