@@ -1,7 +1,9 @@
 """Cut streamed answer text into pieces that speech synthesis can start on early.
 
 The first piece of a turn goes out as soon as a clause is ready (a comma, colon, semicolon or
-dash after a few words), so the first audio does not wait for a whole sentence. Later pieces
+dash after a few words), so the first audio does not wait for a whole sentence; a first
+sentence that runs on with no clause in it is cut at a space after about fifteen words, since
+on a CPU each further word is another tenth of a second of silence. Later pieces
 follow sentence ends, which sound more natural, unless a sentence runs long, when a clause
 boundary is used instead. Markup that would be read aloud (``**``, backticks, heading marks,
 list bullets) is removed. Pure: no I/O, no clock.
@@ -34,9 +36,11 @@ class SentenceChunker:
 
     `first_clause_chars`: the shortest first piece that may end at a clause boundary.
     `max_chars`: a sentence longer than this is cut at its last clause boundary (or space).
+    `first_max_chars`: the same for the first piece.
     """
 
     first_clause_chars: int = 16
+    first_max_chars: int = 80
     min_chars: int = 2
     max_chars: int = 220
     _buffer: str = field(default="", init=False)
@@ -85,13 +89,14 @@ class SentenceChunker:
             for match in _CLAUSE_END.finditer(text):
                 if len(text[: match.end()].strip()) >= self.first_clause_chars:
                     return match.end()
-        if len(text) > self.max_chars:
-            window = text[: self.max_chars]
+        longest = self.first_max_chars if self._emitted == 0 else self.max_chars
+        if len(text) > longest:
+            window = text[:longest]
             clauses = list(_CLAUSE_END.finditer(window))
             if clauses:
                 return clauses[-1].end()
             space = window.rfind(" ")
-            return space if space > 0 else self.max_chars
+            return space if space > 0 else longest
         return None
 
     @staticmethod

@@ -243,7 +243,43 @@ class LlamaLLM(ThreadedLLM):
         stats.prompt_tokens = plan.prompt_tokens
         stats.reused_tokens = len(plan.keep_tokens)
         stats.full_reprefill = not plan.keep_tokens
-        new = plan.new_tokens
+        new, text, pieces = plan.new_tokens, plan.new_text, plan.pieces
+        done = 0
+        if plan.station is not None:
+            # The shared head ends inside what is to be evaluated and is not kept yet: stop
+            # there and keep it, so later sessions restore it (see `PromptCache.head`).
+            at_text, at = plan.station
+            done = self._eval_batches(new[:at], stats, stop, background)
+            if done < at:
+                self._cache.evaluated(new[:done], self.detokenize(new[:done]))
+                stats.prefill_s = time.perf_counter() - t0
+                return
+            self._cache.evaluated(new[:at], text[:at_text], [p for p in pieces if p[1] < at])
+            self._cache.save(self._save_state())
+            self._cache.pin(self._cache.text)
+            new, text = new[at:], text[at_text:]
+            pieces = [(t - at_text, n - at) for t, n in pieces if n > at]
+            if stop is not None and stop.is_set():
+                stats.cancelled = True
+                stats.prefill_s = time.perf_counter() - t0
+                return
+        done = self._eval_batches(new, stats, stop, background, stats.evaluated_tokens)
+        if done == len(new):
+            self._cache.evaluated(new, text, pieces)
+        else:
+            # Cut short: the cache must spell its tokens exactly, so take the text from them.
+            self._cache.evaluated(new[:done], self.detokenize(new[:done]))
+        stats.prefill_s = time.perf_counter() - t0
+
+    def _eval_batches(
+        self,
+        new: list[int],
+        stats: CallStats,
+        stop: threading.Event | None,
+        background: bool,
+        before: int = 0,
+    ) -> int:
+        """Evaluate `new` in batches, stopping early once `stop` is set; how many were."""
         done = 0
         while done < len(new):
             batch = new[done : done + self._batches.size(1.0 if background else _TURN_SCALE)]
@@ -251,16 +287,11 @@ class LlamaLLM(ThreadedLLM):
             self._llama.eval(batch)
             self._batches.timed(len(batch), started)
             done += len(batch)
-            stats.evaluated_tokens = done
+            stats.evaluated_tokens = before + done
             if done < len(new) and stop is not None and stop.is_set():
                 stats.cancelled = True
                 break
-        if done == len(new):
-            self._cache.evaluated(new, plan.new_text, plan.pieces)
-        else:
-            # Cut short: the cache must spell its tokens exactly, so take the text from them.
-            self._cache.evaluated(new[:done], self.detokenize(new[:done]))
-        stats.prefill_s = time.perf_counter() - t0
+        return done
 
     def _sampler(self, grammar: str | None) -> Any:
         from llama_cpp import _internals

@@ -45,6 +45,9 @@ class Plan:
     checkpoint: Checkpoint | None = None
     # (text length, token count) within the new text where a message starts: cut points.
     pieces: list[tuple[int, int]] = field(default_factory=list)
+    # (text length, token count) within the new text where the shared head ends, when this
+    # evaluation passes it before the head is kept: the engine pauses there to pin it.
+    station: tuple[int, int] | None = None
 
     @property
     def prompt_tokens(self) -> int:
@@ -74,6 +77,10 @@ class PromptCache:
     # The head every session shares (system prompt and tool schemas), kept outside the LRU:
     # a session that starts restores it and evaluates only its own briefing.
     pinned: Checkpoint | None = None
+    # The shared head's text, once a call has asked to keep it (`prefill(pin=True)`). A
+    # warm-up of it that the user keeps cutting short never finishes, while every turn
+    # evaluates through it anyway; the turn then keeps it on the way (`Plan.station`).
+    head: str = ""
 
     def plan(self, prompt: str, n_ctx: int) -> Plan:
         """Choose the cheapest way to reach `prompt`: extend, cut back, restore, or start over."""
@@ -119,11 +126,33 @@ class PromptCache:
         suffix: str,
         checkpoint: Checkpoint | None = None,
     ) -> Plan:
-        tokens, pieces = self._tok(suffix)
+        split = self._head_end(keep_text, suffix)
+        if split is None:
+            tokens, pieces = self._tok(suffix)
+            station = None
+        else:
+            # Tokenized apart at the head's end, as a prompt that restores the kept head is.
+            tokens, pieces = self._tok(suffix[:split])
+            station = (split, len(tokens))
+            rest, rest_pieces = self._tok(suffix[split:])
+            pieces += [station] + [(split + t, len(tokens) + n) for t, n in rest_pieces]
+            tokens += rest
         if kind == "scratch" and self.bos:
             tokens = self.bos + tokens
             pieces = [(t, n + len(self.bos)) for t, n in pieces]
-        return Plan(kind, keep, keep_text, tokens, suffix, checkpoint, pieces)
+            if station is not None:
+                station = (station[0], station[1] + len(self.bos))
+        return Plan(kind, keep, keep_text, tokens, suffix, checkpoint, pieces, station)
+
+    def _head_end(self, keep_text: str, suffix: str) -> int | None:
+        """Where in `suffix` the shared head ends, if it is to be kept and ends in there."""
+        head = self.head
+        if not head or (self.pinned is not None and self.pinned.text == head):
+            return None
+        split = len(head) - len(keep_text)
+        if not 0 < split < len(suffix) or keep_text + suffix[:split] != head:
+            return None
+        return split
 
     def _tok(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """The text's tokens, and where each message after the first starts in both."""

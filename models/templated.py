@@ -138,10 +138,19 @@ class ThreadedLLM(TemplatedLLM):
             t0 = time.perf_counter()
             stats = CallStats(queued_s=t0 - called)
             self._stats = stats
+            if pin:  # kept by the first evaluation to pass its end, this one or a turn's
+                self._cache.head = prompt
             if stop is not None and stop.is_set():  # stopped while it waited for the engine
                 stats.cancelled = True
                 return stats
-            if not (pin and saved_in is not None and self._restore_saved(saved_in, prompt, stats)):
+            pinned = self._cache.pinned
+            if pin and pinned is not None and pinned.text == prompt:
+                # Kept already: a turn that evaluated through it kept it on the way.
+                stats.plan = "kept"
+                stats.prompt_tokens = stats.reused_tokens = len(pinned.tokens)
+            elif not (
+                pin and saved_in is not None and self._restore_saved(saved_in, prompt, stats)
+            ):
                 self._evaluate(prompt, stats, stop)
                 if pin and not stats.cancelled:
                     self._cache.pin(self._cache.text)

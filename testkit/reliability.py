@@ -288,7 +288,9 @@ async def turn(
 
     Then listen like a person: up to `listen_s` of the answer being spoken, after which the
     client presses stop, since the small model can ramble for minutes of speech."""
-    seen = {e["turn_id"] for e in done_turns(client)}
+    # Every turn heard of so far: one still running ends (interrupted, often with no text)
+    # before this one's answer comes.
+    seen = {e["turn_id"] for e in client.events if e.get("turn_id")}
     if isinstance(said, str):
         client.send_text(said)
     else:

@@ -207,6 +207,8 @@ def _heap_rows(pair: list[dict[str, float] | None]) -> list[str]:
 
 
 def _soak_rows(s: dict[str, Any]) -> list[str]:
+    from bot.bench.reliability_load import no_drift
+
     first, last = s["latency_first"], s["latency_last"]
     growth = s["rss_growth_less_cache_mb"]
     return [
@@ -238,6 +240,15 @@ def _soak_rows(s: dict[str, Any]) -> list[str]:
             "voice-to-voice ms p50/p95, first", f"{first['p50']} / {first['p95']} (n={first['n']})"
         ),
         _row("voice-to-voice ms p50/p95, last", f"{last['p50']} / {last['p95']} (n={last['n']})"),
+        *[
+            _row(
+                f"  {path} path p50 first → last",
+                f"{w['first']['p50']} → {w['last']['p50']} (n={w['first']['n']}, {w['last']['n']})",
+                "no drift",
+                no_drift(w["first"], w["last"]),
+            )
+            for path, w in s["latency_by_path"].items()
+        ],
     ]
 
 

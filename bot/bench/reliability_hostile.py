@@ -217,11 +217,16 @@ async def _flood(server: ServerProcess, client: VoiceClient, count: int) -> Case
 
 
 async def _quiet(client: VoiceClient, gap: float, limit: float) -> bool:
-    """Wait until no event has arrived for `gap` seconds (the flood's turns are over)."""
+    """Wait until the flood's turns are over: no turn runs (the last voice state says so) and
+    no event has arrived for `gap` seconds (a turn evaluating its prompt sends none for a
+    while; its question's answer would be mistaken for the next one's)."""
     deadline = time.monotonic() + limit
     seen = -1
     while time.monotonic() < deadline:
-        if len(client.events) == seen:
+        states = client.of_type("voice_state")
+        if len(client.events) == seen and (
+            not states or states[-1].get("state") in ("idle", "listening")
+        ):
             return True
         seen = len(client.events)
         await asyncio.sleep(gap)

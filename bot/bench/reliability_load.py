@@ -34,6 +34,7 @@ from testkit.reliability import (
     ServerProcess,
     Speech,
     connect,
+    done_turns,
     latencies,
     no_sessions,
     pct,
@@ -57,7 +58,9 @@ class _Soak:
     barge_ins: int = 0
     barge_misses: int = 0
     reconnects: int = 0
-    latency: list[tuple[float, float]] = field(default_factory=list)  # (run time s, ms)
+    # (run time s, ms, "state" or "model"): drift is judged path by path, since a window of
+    # a short run may hold more of one path than the other.
+    latency: list[tuple[float, float, str]] = field(default_factory=list)
     samples: list[tuple[float, ProcStats]] = field(default_factory=list)
 
 
@@ -132,14 +135,19 @@ async def _act(
 
 
 async def _spoken_turn(client: VoiceClient, clip: np.ndarray, got: _Soak, at: float) -> None:
-    before = len(latencies(client))
+    before = len(client.of_type("latency"))
     try:
         await turn(client, clip, timeout=120.0, listen_s=2.5)
         got.turns += 1
     except TimeoutError as exc:
         got.failed.append(str(exc)[:160])
         return
-    got.latency += [(at, ms) for ms in latencies(client)[before:]]
+    paths = {e["turn_id"]: e["path"] for e in done_turns(client)}
+    got.latency += [
+        (at, float(e["stages"]["voice_to_voice"]), paths.get(e["turn_id"], "?"))
+        for e in client.of_type("latency")[before:]
+        if "voice_to_voice" in e.get("stages", {})
+    ]
 
 
 async def _barge(client: VoiceClient, long_clip: np.ndarray, stop: np.ndarray, got: _Soak) -> None:
@@ -171,18 +179,38 @@ async def _reconnect(client: VoiceClient, url: str, got: _Soak) -> VoiceClient:
     return await connect(url, resume=previous)
 
 
-def _window(values: list[tuple[float, float]], lo: float, hi: float) -> list[float]:
-    return [ms for at, ms in values if lo <= at < hi]
+def _windows(
+    values: list[tuple[float, float, str]], run_s: float
+) -> tuple[list[float], list[float]]:
+    """The first and the last five minutes of a long run; of a short one, the first and last
+    fifth of its turns (at least two each)."""
+    if run_s >= 1500:
+        return (
+            [ms for at, ms, _ in values if at < 300.0],
+            [ms for at, ms, _ in values if at >= run_s - 300.0],
+        )
+    k = max(2, len(values) // 5)
+    return [ms for _, ms, _ in values[:k]], [ms for _, ms, _ in values[-k:]]
+
+
+def no_drift(first: dict[str, Any], last: dict[str, Any]) -> bool | None:
+    """Whether the last window's median is within noise of the first's (None: too few turns):
+    at most half again, plus 300 ms for the short runs' small counts."""
+    if not first["n"] or not last["n"]:
+        return None
+    return bool(last["p50"] <= 1.5 * first["p50"] + 300)
+
+
+def _figures(values: list[float]) -> dict[str, Any]:
+    return {"n": len(values), "p50": pct(values, 50), "p95": pct(values, 95)}
 
 
 def _soak_summary(got: _Soak, run_s: float) -> dict[str, Any]:
-    if run_s >= 1500:  # the first and last five minutes
-        first = _window(got.latency, 0.0, 300.0)
-        last = _window(got.latency, run_s - 300.0, run_s + 1)
-    else:  # a short run: the first and last fifth of its turns (at least two each)
-        k = max(2, len(got.latency) // 5)
-        first = [ms for _, ms in got.latency[:k]]
-        last = [ms for _, ms in got.latency[-k:]]
+    first, last = _windows(got.latency, run_s)
+    by_path = {}
+    for path in ("state", "model"):
+        a, b = _windows([v for v in got.latency if v[2] == path], run_s)
+        by_path[path] = {"first": _figures(a), "last": _figures(b)}
     start, end = got.samples[0][1], got.samples[-1][1]
     peak = max(s.rss_kb for _, s in got.samples)
     return {
@@ -217,8 +245,9 @@ def _soak_summary(got: _Soak, run_s: float) -> dict[str, Any]:
         "sessions_after": end.health.get("sessions"),
         "tasks": [start.health.get("tasks"), end.health.get("tasks")],
         "peers": [start.health.get("peers"), end.health.get("peers")],
-        "latency_first": {"n": len(first), "p50": pct(first, 50), "p95": pct(first, 95)},
-        "latency_last": {"n": len(last), "p50": pct(last, 50), "p95": pct(last, 95)},
+        "latency_first": _figures(first),
+        "latency_last": _figures(last),
+        "latency_by_path": by_path,
         "samples": [
             (round(t), s.rss_kb // 1024, s.health.get("llm_cache_mb"), s.fds, s.threads)
             for t, s in got.samples

@@ -36,6 +36,7 @@ def make_runtime(
     rounds: int = 4,
     extra: Sequence[Tool] = (),
     embedder: Embedder | None = None,
+    system_prompt: str = SHORT_PROMPT,
 ) -> Runtime:
     settings = load_settings(
         context={"window": window, "reserve_output": reserve, "max_tool_rounds": rounds},
@@ -45,7 +46,7 @@ def make_runtime(
         settings,
         llm=llm,
         store=Store(tmp_path / "annie.db"),
-        system_prompt=SHORT_PROMPT,
+        system_prompt=system_prompt,
         registry=small_registry(extra),
         embedder=embedder,
     )

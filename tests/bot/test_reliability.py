@@ -19,7 +19,7 @@ from bot.bench import reliability_hostile as net
 from bot.bench import reliability_media as media
 from bot.bench.reliability_disconnect import run_disconnects
 from bot.bench.reliability_kill import run_kills
-from bot.bench.reliability_load import run_concurrency, run_soak
+from bot.bench.reliability_load import no_drift, run_concurrency, run_soak
 from testkit.reliability import ServerProcess, Speech
 
 
@@ -81,9 +81,9 @@ async def test_two_minute_soak(tmp_path: Path, speech: Speech) -> None:
     kinds = s["thread_kinds"]
     assert kinds[0] and set(kinds[1]) == set(kinds[0]), kinds
     assert s["sessions_after"] == 0
-    first, last = s["latency_first"], s["latency_last"]
-    assert first["n"] and last["n"]
-    assert last["p50"] <= 1.5 * first["p50"] + 300, (first, last)
+    # Path by path: a window of a short run may hold more model turns than the other.
+    paths = s["latency_by_path"]
+    assert [no_drift(w["first"], w["last"]) for w in paths.values()] == [True, True], paths
     # Both read at rest; the last session's tier-3 polish (the model's summary, saved after
     # the rules' checkpoint) may still be running at the end: one task.
     assert s["tasks"][1] <= s["tasks"][0] + 1 and s["peers"][1] == 0, s

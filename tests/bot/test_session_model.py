@@ -3,6 +3,7 @@ call end to end, the state path, barge-in, warm-up."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from bot.events import (
@@ -17,7 +18,7 @@ from bot.events import (
 )
 from context.conversation import INTERRUPTED_MARK
 from models.base import LLM
-from tests.bot.conftest import collect, make_runtime
+from tests.bot.conftest import SHORT_PROMPT, collect, make_runtime
 
 
 async def test_a_chat_turn_with_one_tool_call_on_the_real_model(
@@ -165,6 +166,37 @@ async def test_sessions_share_one_evaluated_head_and_each_evaluates_only_its_bri
     assert [c.label for c in second.ledger.calls] == ["warm-up"]  # no head of its own
     assert warm.reused_tokens == kept.prompt_tokens  # the shared head, restored or kept
     assert warm.evaluated_tokens == warm.prompt_tokens - kept.prompt_tokens > 0
+    await runtime.close()
+
+
+async def test_a_turn_through_a_head_not_kept_yet_keeps_it_on_the_way(
+    any_llm: LLM, tmp_path: Path
+) -> None:
+    """The user speaks the moment they connect, every time: the head's warm-up is always cut
+    short, while each turn evaluates through the head anyway. The first such turn keeps it,
+    so no later warm-up goes back into it and every later session restores it."""
+    # A head of its own: the model is shared with earlier tests that kept theirs.
+    prompt = f"{SHORT_PROMPT} (Test {tmp_path.name}.)"
+    runtime = make_runtime(any_llm, tmp_path, system_prompt=prompt)
+    stopped = threading.Event()
+    stopped.set()
+    cut_short = await runtime.keep_head(stopped)
+    assert cut_short is not None and cut_short.cancelled and not runtime.head_kept
+    first = runtime.open_session()
+    await collect(first, "Say hello.")
+    turn = next(c for c in first.ledger.calls if c.label.startswith("round"))
+    kept = await runtime.keep_head()
+    assert kept is not None and runtime.head_kept
+    assert kept.plan == "kept" and kept.evaluated_tokens == 0
+    # The head ended inside what the turn evaluated, and the turn kept it there.
+    assert turn.reused_tokens < kept.prompt_tokens < turn.prompt_tokens
+    await first.close()
+    second = runtime.open_session()
+    second.warm_up()
+    await second.wait_idle()
+    warm = second.ledger.calls[-1]
+    assert [c.label for c in second.ledger.calls] == ["warm-up"] and not warm.cancelled
+    assert warm.reused_tokens == kept.prompt_tokens  # restored or cut back to, not evaluated
     await runtime.close()
 
 

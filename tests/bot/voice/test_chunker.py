@@ -23,6 +23,18 @@ def test_first_piece_goes_at_the_first_clause() -> None:
     assert chunker.flush() == ["Next"]
 
 
+def test_a_first_sentence_with_no_clause_in_it_is_cut_after_about_fifteen_words() -> None:
+    chunker = SentenceChunker()
+    said = 'The user said "Whales" and "Spiders" and "Lemon Beach" and "The Great Barrier Reef" '
+    pieces = feed_all(chunker, said + "and the rest. ")  # as the model streams it
+    assert len(pieces) == 2 and 60 <= len(pieces[0]) <= 80 and pieces[1].endswith("rest.")
+    assert " ".join(pieces).split() == (said + "and the rest.").split()
+    # Later sentences may run to `max_chars` before they are cut.
+    chunker = SentenceChunker()
+    assert chunker.feed("Yes. ") == ["Yes."]
+    assert chunker.feed(said + said) == []
+
+
 def test_sentences_split_but_abbreviations_and_decimals_do_not() -> None:
     text = "Dr. Smith paid 3.5 dollars, e.g. for tea. J. Doe agreed! Is that all? Yes"
     pieces = feed_all(SentenceChunker(first_clause_chars=1000), text)
