@@ -13,7 +13,8 @@ and `no-referrer` (so the page's address, which may hold ?token=, never leaves i
 Referer). Errors are JSON with a reason; an unexpected exception is a generic 500, its
 traceback only in the server log. The access log writes `?token=...` as `token=[redacted]`.
 Connections are timed: idle ones (open, no request) close after `IDLE_TIMEOUT_S`, and a
-body that dribbles in is cut off after `BODY_TIMEOUT_S` with 408.
+body that dribbles in is cut off after `BODY_TIMEOUT_S` with 408. The server binds beyond
+loopback only with a token set (`check_bind`), and then every request must carry it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web_request import BaseRequest
 from aiohttp.web_response import StreamResponse
+
+from config import ConfigError, Settings
 
 log = logging.getLogger(__name__)
 
@@ -309,3 +312,31 @@ def check_sdp_size(sdp: str) -> None:
             reason=f"the SDP offer is {len(sdp):,} characters; at most {MAX_SDP_CHARS:,} are "
             "accepted"
         )
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(settings: Settings) -> None:
+    """Refuse to listen beyond loopback without a token."""
+    host = settings.server.host
+    if not is_loopback(host) and not settings.server.token:
+        raise ConfigError(
+            f"server.host is {host!r}, which is reachable from other machines, and no "
+            "server.token is set. Set one (ANNIE_SERVER__TOKEN=... or [server] token in "
+            "$ANNIE_HOME/config.toml) and open the page with ?token=..., or bind 127.0.0.1."
+        )
+
+
+def authorized(request: web.Request, token: str) -> bool:
+    """The request carries the configured token (header or ?token=), or none is configured."""
+    if not token:
+        return True
+    given = request.headers.get(TOKEN_HEADER) or request.query.get("token", "")
+    return token_matches(given, token)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
 import re
@@ -39,16 +38,16 @@ from bot.http_guard import (
     TOKEN_HEADER,
     HostRule,
     add_security_headers,
+    authorized,
     check_sdp_size,
     guard,
     handler_args,
     read_body,
     reason,
-    token_matches,
 )
 from bot.knowledge import Panels, snapshot_route
 from bot.voice_session import MetricsSink, TurnSession, VoiceSession
-from config import ConfigError, Settings
+from config import Settings
 from memory.approvals import Approvals
 from memory.db import StoreError
 from models.base import LLM, STT, TTS, VAD
@@ -184,26 +183,6 @@ def cache_bytes(llm: LLM | None) -> int:
 STATE: web.AppKey[ServerState] = web.AppKey("annie_state", ServerState)
 
 
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", "ip6-localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_bind(settings: Settings) -> None:
-    """Refuse to listen beyond loopback without a token."""
-    host = settings.server.host
-    if not is_loopback(host) and not settings.server.token:
-        raise ConfigError(
-            f"server.host is {host!r}, which is reachable from other machines, and no "
-            "server.token is set. Set one (ANNIE_SERVER__TOKEN=... or [server] token in "
-            "$ANNIE_HOME/config.toml) and open the page with ?token=..., or bind 127.0.0.1."
-        )
-
-
 async def index(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(WEB_DIR / "index.html", headers={"Cache-Control": "no-cache"})
 
@@ -228,13 +207,6 @@ async def healthz(request: web.Request) -> web.Response:
             "llm_cache_mb": round(cache_bytes(state.loaded_llm()) / 2**20, 1),
         }
     )
-
-
-def _authorized(request: web.Request, token: str) -> bool:
-    if not token:
-        return True
-    given = request.headers.get(TOKEN_HEADER) or request.query.get("token", "")
-    return token_matches(given, token)
 
 
 async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any]:
@@ -267,7 +239,7 @@ async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any
 
 async def offer(request: web.Request) -> web.Response:
     state = request.app[STATE]
-    if not _authorized(request, state.settings.server.token):
+    if not authorized(request, state.settings.server.token):
         return reason(401, f"missing or wrong token (send {TOKEN_HEADER} or ?token=)")
     body = await _read_offer(request, state)
     if state.closing:
@@ -422,7 +394,7 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
     _schedule_reminders(app, runtime)
     token = settings.server.token
     app.router.add_get(
-        "/api/knowledge", snapshot_route(runtime.store, lambda r: _authorized(r, token))
+        "/api/knowledge", snapshot_route(runtime.store, lambda r: authorized(r, token))
     )
     return app
 

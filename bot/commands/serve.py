@@ -23,8 +23,9 @@ def run(args: argparse.Namespace) -> int:
     from aiohttp import web
 
     from bot.allocator import return_large_blocks
+    from bot.http_guard import check_bind
     from bot.runtime import Runtime
-    from bot.server import Engines, check_bind, runtime_app
+    from bot.server import Engines, runtime_app
     from config import load_settings
     from models import ModelError, load_stt, load_tts, load_turn_detector, load_vad
 
