@@ -6,7 +6,9 @@ sentence that runs on with no clause in it is cut at a space after about fifteen
 on a CPU each further word is another tenth of a second of silence. Later pieces
 follow sentence ends, which sound more natural, unless a sentence runs long, when a clause
 boundary is used instead. Markup that would be read aloud (``**``, backticks, heading marks,
-list bullets) is removed. Pure: no I/O, no clock.
+list bullets) is removed, and so is a short bracketed aside (``[1]``, ``[laughs]``, or the
+history's "[interrupted: ...]" note, which a small model sometimes copies into its answer):
+no piece is cut inside an open bracket, so the aside is removed whole. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ _SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(?=\s)")
 _CLAUSE_END = re.compile(r"[,;:]+(?=\s)|\s[–—-]\s")
 _MARKUP = re.compile(r"\*\*|__|`+|^#{1,6}\s*|^\s*[-*•]\s+", re.MULTILINE)
 _SPACES = re.compile(r"\s+")
+# A bracketed aside of up to this many characters is not read aloud.
+_ASIDE_CHARS = 120
+# (Not a markdown link's text: `bot.spoken` says that one.)
+_ASIDE = re.compile(r"\s*\[[^\[\]\n]{0,%d}\](?!\()" % _ASIDE_CHARS)
 
 
 def clean_for_speech(text: str) -> str:
     """Remove markup that a voice would read out and collapse whitespace."""
-    return _SPACES.sub(" ", _MARKUP.sub("", text)).strip()
+    return _SPACES.sub(" ", _MARKUP.sub("", _ASIDE.sub("", text))).strip()
 
 
 @dataclass
@@ -83,12 +89,13 @@ class SentenceChunker:
         text = self._buffer
         for match in _SENTENCE_END.finditer(text):
             end = match.end()
-            if not self._is_abbreviation(text, match.start()):
+            if not self._is_abbreviation(text, match.start()) and not _in_aside(text, end):
                 return end
         if self._emitted == 0:
             for match in _CLAUSE_END.finditer(text):
-                if len(text[: match.end()].strip()) >= self.first_clause_chars:
-                    return match.end()
+                end = match.end()
+                if len(text[:end].strip()) >= self.first_clause_chars and not _in_aside(text, end):
+                    return end
         longest = self.first_max_chars if self._emitted == 0 else self.max_chars
         if len(text) > longest:
             window = text[:longest]
@@ -111,3 +118,9 @@ class SentenceChunker:
             return True
         # A single capital letter ("J. Smith") is an initial, not a sentence end.
         return len(word) == 1 and text[start].isupper()
+
+
+def _in_aside(text: str, at: int) -> bool:
+    """`at` falls inside a bracket opened shortly before and not closed yet."""
+    start = text.rfind("[", max(0, at - _ASIDE_CHARS), at)
+    return start >= 0 and text.find("]", start, at) < 0

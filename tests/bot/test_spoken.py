@@ -18,6 +18,7 @@ from bot.spoken import (
     looks_like_code,
 )
 from config.settings import SpeechSettings
+from context.conversation import INTERRUPTED_MARK
 
 SPOKEN = Budget(60, 3)
 WRITTEN = Budget(400)
@@ -167,6 +168,12 @@ def test_a_url_inside_a_sentence_becomes_the_link_on_the_page() -> None:
         answer, "See https://example.com/docs/page.html. Also [the guide](https://x.y/z)."
     )
     assert said == [f"See {LINK}.", "Also the guide."]
+
+
+def test_the_historys_interrupted_note_copied_into_an_answer_is_not_said() -> None:
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    said = stream(answer, f"It was calm{INTERRUPTED_MARK}. Then a storm came.")
+    assert said == ["It was calm.", "Then a storm came."]
 
 
 def test_state_answers_are_said_whole_after_what_was_waiting() -> None:

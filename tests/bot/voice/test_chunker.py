@@ -35,6 +35,16 @@ def test_a_first_sentence_with_no_clause_in_it_is_cut_after_about_fifteen_words(
     assert chunker.feed(said + said) == []
 
 
+def test_a_bracketed_aside_is_not_read_aloud_even_when_streamed_in_pieces() -> None:
+    # The history marks an interrupted answer so; a small model sometimes copies the mark.
+    said = "Sure, here it is [interrupted: the user spoke over this]. The sea was calm [1]. "
+    assert feed_all(SentenceChunker(), said, step=2) == ["Sure, here it is.", "The sea was calm."]
+    # A bracket that never closes is read as it is, not held back for good.
+    assert feed_all(SentenceChunker(), "Take [the long way, then. Right? ") == [
+        "Take [the long way, then. Right?"
+    ]
+
+
 def test_sentences_split_but_abbreviations_and_decimals_do_not() -> None:
     text = "Dr. Smith paid 3.5 dollars, e.g. for tea. J. Doe agreed! Is that all? Yes"
     pieces = feed_all(SentenceChunker(first_clause_chars=1000), text)
