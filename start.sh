@@ -140,7 +140,8 @@ if [ "$MODE" = "test" ]; then
   step "ruff check";        "$VENV/bin/ruff" check . || fail "ruff check" "fix the lint errors above";              done_step
   step "ruff format check"; "$VENV/bin/ruff" format --check . || fail "ruff format" "run .venv/bin/ruff format .";    done_step
   step "mypy";              "$VENV/bin/mypy" || fail "mypy" "fix the type errors above";                             done_step
-  step "pytest";            "$PY" -m pytest -q "$@" || fail "pytest" "see the failing tests above";                  done_step
+  # The slowest tests are listed after every run, so the suite's time can be watched.
+  step "pytest";            "$PY" -m pytest -q --durations=25 "$@" || fail "pytest" "see the failing tests above"; done_step
   printf 'all checks passed in %ss\n' "$(( $(date +%s) - T0 ))"
   exit 0
 fi
