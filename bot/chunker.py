@@ -28,7 +28,7 @@ _SPACES = re.compile(r"\s+")
 # A bracketed aside of up to this many characters is not read aloud.
 _ASIDE_CHARS = 120
 # (Not a markdown link's text: `bot.spoken` says that one.)
-_ASIDE = re.compile(r"\s*\[[^\[\]\n]{0,%d}\](?!\()" % _ASIDE_CHARS)
+_ASIDE = re.compile(rf"\s*\[[^\[\]\n]{{0,{_ASIDE_CHARS}}}\](?!\()")
 
 
 def clean_for_speech(text: str) -> str:
@@ -101,9 +101,14 @@ class SentenceChunker:
             window = text[:longest]
             clauses = list(_CLAUSE_END.finditer(window))
             if clauses:
-                return clauses[-1].end()
-            space = window.rfind(" ")
-            return space if space > 0 else longest
+                cut = clauses[-1].end()
+            else:
+                space = window.rfind(" ")
+                cut = space if space > 0 else longest
+            if _in_aside(text, cut):
+                # Before the bracket, so the aside goes whole into the next piece.
+                cut = text.rfind("[", 0, cut) or cut
+            return cut
         return None
 
     @staticmethod

@@ -145,6 +145,14 @@ class Hearing:
             voice = 0.0  # her own voice coming back: not the user's
             self.stats.echo_frames_ignored += 1
         barge = self.barge.push(voice, playing)
+        if barge is not Barge.NONE and playing is not None:
+            # A barge-in's timing, when a bench figure needs explaining.
+            log.info(
+                "barge-in: %s, %.0f ms into the answer (%d echo frames ignored so far)",
+                barge.value,
+                playing,
+                self.stats.echo_frames_ignored,
+            )
         if barge is Barge.PAUSE:
             self._pause(True)  # likely the user: silent at once, decided within ~100 ms
         elif barge is Barge.RESUME:

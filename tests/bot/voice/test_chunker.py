@@ -39,6 +39,10 @@ def test_a_bracketed_aside_is_not_read_aloud_even_when_streamed_in_pieces() -> N
     # The history marks an interrupted answer so; a small model sometimes copies the mark.
     said = "Sure, here it is [interrupted: the user spoke over this]. The sea was calm [1]. "
     assert feed_all(SentenceChunker(), said, step=2) == ["Sure, here it is.", "The sea was calm."]
+    # A first piece cut for length is cut before the aside, not inside it.
+    long = "The story about the sea and the lighthouse keeper is a"
+    said = f"{long} [interrupted: the user spoke over this] tale. "
+    assert feed_all(SentenceChunker(), said) == [long, "tale."]
     # A bracket that never closes is read as it is, not held back for good.
     assert feed_all(SentenceChunker(), "Take [the long way, then. Right? ") == [
         "Take [the long way, then. Right?"
