@@ -188,13 +188,13 @@ class HostRule:
         local_ip, local_port = _ip(str(local[0])), int(local[1])
         if (80 if port is None else port) != local_port:
             return False
-        if _ip(name) is not None and _ip(name) == local_ip:
+        ip = _ip(name)
+        if ip is not None and ip == local_ip:
             return True
         # On loopback, the other spellings of this machine reach the same socket; a
         # rebinding page can never make the browser send them, as browsers resolve
         # `localhost` themselves.
         if local_ip is not None and local_ip.is_loopback:
-            ip = _ip(name)
             return name == "localhost" or (ip is not None and ip.is_loopback)
         return False
 
@@ -315,12 +315,9 @@ def check_sdp_size(sdp: str) -> None:
 
 
 def is_loopback(host: str) -> bool:
-    if host in ("localhost", "ip6-localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    """`host` (a name to bind) reaches this machine only."""
+    ip = _ip(host)
+    return host in ("localhost", "ip6-localhost") or (ip is not None and ip.is_loopback)
 
 
 def check_bind(settings: Settings) -> None:

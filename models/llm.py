@@ -244,31 +244,28 @@ class LlamaLLM(ThreadedLLM):
         stats.reused_tokens = len(plan.keep_tokens)
         stats.full_reprefill = not plan.keep_tokens
         new, text, pieces = plan.new_tokens, plan.new_text, plan.pieces
-        done = 0
+        segments = [(new, text, pieces)]
         if plan.station is not None:
             # The shared head ends inside what is to be evaluated and is not kept yet: stop
             # there and keep it, so later sessions restore it (see `PromptCache.head`).
             at_text, at = plan.station
-            done = self._eval_batches(new[:at], stats, stop, background)
-            if done < at:
-                self._cache.evaluated(new[:done], self.detokenize(new[:done]))
-                stats.prefill_s = time.perf_counter() - t0
-                return
-            self._cache.evaluated(new[:at], text[:at_text], [p for p in pieces if p[1] < at])
-            self._cache.save(self._save_state())
-            self._cache.pin(self._cache.text)
-            new, text = new[at:], text[at_text:]
-            pieces = [(t - at_text, n - at) for t, n in pieces if n > at]
-            if stop is not None and stop.is_set():
+            segments = [
+                (new[:at], text[:at_text], [p for p in pieces if p[1] < at]),
+                (new[at:], text[at_text:], [(t - at_text, n - at) for t, n in pieces if n > at]),
+            ]
+        for i, (tokens, spelled, starts) in enumerate(segments):
+            if i and stop is not None and stop.is_set():
                 stats.cancelled = True
-                stats.prefill_s = time.perf_counter() - t0
-                return
-        done = self._eval_batches(new, stats, stop, background, stats.evaluated_tokens)
-        if done == len(new):
-            self._cache.evaluated(new, text, pieces)
-        else:
-            # Cut short: the cache must spell its tokens exactly, so take the text from them.
-            self._cache.evaluated(new[:done], self.detokenize(new[:done]))
+                break
+            done = self._eval_batches(tokens, stats, stop, background, stats.evaluated_tokens)
+            if done < len(tokens):
+                # Cut short: the cache must spell its tokens exactly, so take the text from them.
+                self._cache.evaluated(tokens[:done], self.detokenize(tokens[:done]))
+                break
+            self._cache.evaluated(tokens, spelled, starts)
+            if i + 1 < len(segments):  # at the head's end
+                self._cache.save(self._save_state())
+                self._cache.pin(self._cache.text)
         stats.prefill_s = time.perf_counter() - t0
 
     def _eval_batches(
