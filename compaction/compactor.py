@@ -2,7 +2,8 @@
 
 After each turn the monitor reads the ledger; tier 1 runs at once (no model call), tier 2 is
 queued and runs in `on_idle` with a cancel event that `on_user_activity` sets, and it is forced
-synchronously in `before_call` only when the next call would not fit. After any compaction the
+synchronously in `before_call` only when the next call would not fit (the model's summary then
+gets `compaction.turn_summary_s`, past which the rules' checkpoint stands). After any compaction the
 new prompt is re-prefilled in idle time so the user's next turn hits the cache. `on_disconnect`
 runs tier 3. Every compaction comes back as a `CompactionEvent`.
 """
@@ -25,6 +26,7 @@ from compaction.tier2 import (
     apply_tier2,
     entries_from_items,
     event_ids,
+    kept_items,
     plan_tier2,
     still_valid,
     summary_item,
@@ -33,6 +35,9 @@ from compaction.writer import CheckpointWriter
 from context.conversation import Conversation, cleared_placeholder
 from context.ledger import Ledger
 from models.base import CallStats, ModelError
+
+# Tokens a summary item adds to its rendered checkpoint: the message's role markup and title.
+SUMMARY_MARGIN = 32
 
 
 @dataclass
@@ -78,6 +83,7 @@ class Compactor:
             return []
         # The call would not fit: the one place the user waits for compaction.
         out: list[CompactionEvent] = []
+        reserve = needed_tokens - usage.total  # what the call needs beyond the prompt
         over = needed_tokens - ledger.window
         target = max(0.0, (usage.total - over) / ledger.window)
         event = self._tier1(conv, ledger, target=min(target, self.cfg.tier1_target), forced=True)
@@ -85,10 +91,23 @@ class Compactor:
             out.append(event)
             over -= event.tokens_before - event.tokens_after
         if over > 0:
+            # The user is waiting: the model's summary gets `turn_summary_s`, then the rules'.
             cancel = asyncio.Event()
-            event2 = await self._tier2(conv, ledger, cancel=cancel, forced=True)
+            timer = asyncio.get_running_loop().call_later(self.cfg.turn_summary_s, cancel.set)
+            try:
+                event2 = await self._tier2(conv, ledger, cancel=cancel, reserve=reserve)
+            finally:
+                timer.cancel()
             if event2 is not None:
                 out.append(event2)
+        if ledger.usage(conv).total + reserve > ledger.window:
+            # Still over: the conversation moved while the summary was written, so its plan no
+            # longer held (or the model's summary was long). The rules' checkpoint is written
+            # without a model call, so nothing moves under it, and it covers what is left.
+            rest = asyncio.Event()
+            event3 = await self._tier2(conv, ledger, cancel=rest, reserve=reserve, rules=True)
+            if event3 is not None:
+                out.append(event3)
         return out
 
     async def after_turn(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
@@ -211,17 +230,42 @@ class Compactor:
     # --- tier 2 ---------------------------------------------------------------------------
 
     async def _tier2(
-        self, conv: Conversation, ledger: Ledger, *, cancel: asyncio.Event, forced: bool = False
+        self,
+        conv: Conversation,
+        ledger: Ledger,
+        *,
+        cancel: asyncio.Event,
+        reserve: int | None = None,
+        rules: bool = False,
     ) -> CompactionEvent | None:
+        """Summarize the older turns. `reserve` is given when a call is waiting (forced): what it
+        needs beyond the prompt, so the checkpoint is kept to the room that call leaves."""
         started = time.perf_counter()
+        forced = reserve is not None
         plan = plan_tier2(conv, ledger, tail_budget=self._tail_budget(conv, ledger))
         if plan.empty:
             self.tier2_pending = False
             return None
         head = conv.items[: plan.cut]
         entries = entries_from_items(head)
-        # The model call: the only await, and the only step a user turn can cancel.
-        cp = await self.writer.next_checkpoint(entries, cancel=cancel)
+        cap = None
+        if reserve is not None:
+            # What stays: everything after the cut, the items inside it that are kept (pinned
+            # ones, the current state), and the summary item's own markup (SUMMARY_MARGIN).
+            inside = sum(ledger.item_tokens(i) for i in kept_items(conv, plan))
+            kept = ledger.usage(conv).total - plan.tokens + inside
+            cap = ledger.window - reserve - kept - SUMMARY_MARGIN
+        # The model call: the only await, and the only step a user turn can cancel. A forced
+        # run's cancel is its time cap: the rules' checkpoint then stands, as in tier 3.
+        try:
+            cp = await self.writer.next_checkpoint(
+                entries, cancel=cancel, use_model=not rules, cap=cap
+            )
+        except SummaryCancelled:
+            if not forced:
+                raise
+            cp = await self.writer.next_checkpoint(entries, cancel=cancel, use_model=False, cap=cap)
+            self.writer.last_source = "rules (the model's summary ran past turn_summary_s)"
         if not still_valid(conv, plan):
             return None  # the conversation moved under us; stays queued for the next idle
         before = ledger.usage(conv).total

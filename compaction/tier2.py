@@ -121,9 +121,16 @@ def summary_item(item_id: str, cp: Checkpoint, covered: Sequence[Item]) -> Item:
 
 def apply_tier2(conv: Conversation, plan: Tier2Plan, new_items: Sequence[Item]) -> list[Item]:
     """Replace the planned head with the summary (and kept pinned items); returns removed."""
-    head = conv.items[: plan.cut]
-    # The current state is mandatory: the assembler re-admits it only when it changes, so the
-    # latest snapshot stays even when its turn is summarized. Pinned items stay too.
-    latest_state = conv.last("state")
-    kept = [i for i in head if (i.pinned and i.kind != "summary") or i is latest_state]
+    kept = kept_items(conv, plan)
     return conv.replace(0, plan.cut, [*new_items, *kept], "tier-2: summarized into a checkpoint")
+
+
+def kept_items(conv: Conversation, plan: Tier2Plan) -> list[Item]:
+    """The items of the planned head that stay after the summary.
+
+    The current state is mandatory: the assembler re-admits it only when it changes, so the
+    latest snapshot stays even when its turn is summarized. Pinned items stay too.
+    """
+    latest_state = conv.last("state")
+    head = conv.items[: plan.cut]
+    return [i for i in head if (i.pinned and i.kind != "summary") or i is latest_state]

@@ -48,8 +48,12 @@ class CheckpointWriter:
         *,
         cancel: asyncio.Event,
         use_model: bool = True,
+        cap: int | None = None,
     ) -> Checkpoint:
-        """The running checkpoint merged with one for `entries`; raises SummaryCancelled."""
+        """The running checkpoint merged with one for `entries`; raises SummaryCancelled.
+
+        Rendered, it is kept within `CAP_FRACTION` of the window, or `cap` tokens if that is
+        less (a waiting call leaves only so much room)."""
         extracted = extract(entries, self.ctx.protects)
         model = fallback_summary(entries)
         self.last_source = "rules"
@@ -85,11 +89,13 @@ class CheckpointWriter:
         cp.pending_tasks = tasks
         cp.approvals = approvals
         cp.ids = [*cp.ids, *(i for i in ids if i not in cp.ids)]
-        return self._fit(cp)
+        return self._fit(cp, cap)
 
-    def _fit(self, cp: Checkpoint) -> Checkpoint:
+    def _fit(self, cp: Checkpoint, room: int | None = None) -> Checkpoint:
         ledger = self.ctx.ledger
         cap = int(ledger.window * CAP_FRACTION)
+        if room is not None:
+            cap = min(cap, room)
         while ledger.count(render(cp)) > cap:
             if len(cp.summary) > 80:
                 cp.summary = "…" + cp.summary[-(len(cp.summary) // 2) :]

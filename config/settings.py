@@ -117,6 +117,7 @@ class CompactionSettings(_Section):
     tier2_target: float = 0.40
     keep_recent_tool_results: int = 2
     summary_max_tokens: int = 384
+    turn_summary_s: float = 6.0
     tier3_summary_s: float = 10.0
 
 

@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from aiohttp import web
 
     from bot.allocator import return_large_blocks
+    from bot.executor import install
     from bot.http_guard import check_bind
     from bot.runtime import Runtime
     from bot.server import Engines, runtime_app
@@ -87,6 +88,10 @@ def run(args: argparse.Namespace) -> int:
                 await task
         await runtime.close()
 
+    async def start_pool(_: web.Application) -> None:
+        install(asyncio.get_running_loop())  # a thread count that does not grow: bot.executor
+
+    app.on_startup.append(start_pool)
     app.on_startup.append(keep_head)
     app.on_cleanup.append(close_runtime)
     host, port = settings.server.host, settings.server.port

@@ -87,3 +87,40 @@ def test_free_memory_held_in_heap_holes_goes_back_when_released() -> None:
     assert float(held_mb) >= 50, held_mb  # ~60 MB of holes held before
     assert int(returned_mb) >= 40, returned_mb  # most of it left resident memory
     assert abs(float(kept_change)) < 1, kept_change  # nothing still in use was touched
+
+
+# Eight threads, each allocating while the others hold their blocks: glibc gives each its own
+# arena (up to eight per core); each arena keeps its own free memory. malloc_stats prints one
+# "Arena N:" block per arena on stderr.
+ARENAS = """
+import ctypes, sys, threading
+from bot.allocator import return_large_blocks
+if sys.argv[1] == 'policy':
+    assert return_large_blocks()
+gate = threading.Barrier(8)
+kept = []
+def work():
+    kept.append(bytearray(200_000))
+    gate.wait()
+threads = [threading.Thread(target=work) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+ctypes.CDLL(None).malloc_stats()
+"""
+
+
+def _arenas(mode: str) -> int:
+    out = subprocess.run(
+        [sys.executable, "-c", ARENAS, mode],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        check=True,
+        cwd=ROOT,
+    )
+    return sum(1 for line in out.stderr.splitlines() if line.startswith("Arena "))
+
+
+def test_the_policy_caps_the_arenas_threads_spread_their_memory_over() -> None:
+    assert _arenas("default") >= 4  # one per thread, where glibc is left alone
+    assert _arenas("policy") == 2

@@ -13,7 +13,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
+from bot.events import TurnDone
 from bot.runtime import Runtime
+from bot.session import Session
+from compaction.events import CompactionEvent
 from config import load_settings
 from memory.approvals import params_text
 from memory.store import Store
@@ -125,5 +130,54 @@ async def test_the_tier3_polish_gives_way_to_a_users_turn(llm: LLM, tmp_path: Pa
     assert len(events) == 1 and events[0].tier == 3
     assert "summary by rules" in events[0].detail
     assert store.checkpoints.latest(ending.id) == saved  # the row written first stands
+    await runtime.close()
+    store.close()
+
+
+PASTE = "Here are my garden notes, please keep them in mind. " + " ".join(
+    f"Item {i}: the tomatoes in bed {i} need water every {i % 3 + 1} days." for i in range(30)
+)
+
+
+async def _pastes_until_forced(
+    session: Session, limit: int = 8
+) -> tuple[list[CompactionEvent], TurnDone]:
+    """Paste long notes turn after turn, no idle time between them, until one turn has to
+    compact before its call; that turn's compaction and done events."""
+    for _ in range(limit):
+        events = await collect(session, PASTE)
+        forced = [e for e in events if isinstance(e, CompactionEvent) and "forced" in e.detail]
+        if forced:
+            return forced, next(e for e in events if isinstance(e, TurnDone))
+    raise AssertionError(f"no forced compaction in {limit} pasted turns")
+
+
+@pytest.mark.parametrize("cap_s", [0.0, 300.0])
+async def test_a_turn_that_must_compact_waits_for_the_models_summary_at_most_its_cap(
+    llm: LLM, tmp_path: Path, cap_s: float
+) -> None:
+    """Back-to-back pastes leave no idle time for tier 2, so a turn compacts before its call,
+    with the user waiting. Past `turn_summary_s` the rules' checkpoint stands; within it the
+    model's summary is used. Either way the turn is answered, from a prompt that fits."""
+    settings = load_settings(
+        context={"window": 2048, "reserve_output": 96},
+        compaction={"turn_summary_s": cap_s, "summary_max_tokens": 48},
+    )
+    store = Store(tmp_path / "annie.db")
+    runtime = Runtime(
+        settings, llm=llm, store=store, system_prompt=SYSTEM_PROMPT, registry=small_registry(())
+    )
+    session = runtime.open_session()
+    forced, done = await _pastes_until_forced(session)
+    tier2 = [e for e in forced if e.tier == 2]
+    assert len(tier2) == 1
+    if cap_s == 0.0:
+        assert "summary by rules (the model's summary ran past turn_summary_s)" in tier2[0].detail
+    else:
+        assert "summary by model" in tier2[0].detail
+    assert not done.failed and done.path == "model"
+    assert session.ledger.usage(session.conv).total <= settings.context.window
+    saved = store.checkpoints.latest(session.id)
+    assert saved is not None and saved.tier == 2
     await runtime.close()
     store.close()
