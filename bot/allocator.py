@@ -72,7 +72,7 @@ def return_large_blocks() -> bool:
         )
     )
     if not done:
-        log.warning("could not set the allocator's thresholds; resident memory may creep up")
+        log.warning("could not set the allocator's policy; resident memory may creep up")
     return done
 
 

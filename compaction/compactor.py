@@ -100,14 +100,8 @@ class Compactor:
                 timer.cancel()
             if event2 is not None:
                 out.append(event2)
-        if ledger.usage(conv).total + reserve > ledger.window:
-            # Still over: the conversation moved while the summary was written, so its plan no
-            # longer held (or the model's summary was long). The rules' checkpoint is written
-            # without a model call, so nothing moves under it, and it covers what is left.
-            rest = asyncio.Event()
-            event3 = await self._tier2(conv, ledger, cancel=rest, reserve=reserve, rules=True)
-            if event3 is not None:
-                out.append(event3)
+        # Still over (the conversation moved while the summary was written, so its plan no
+        # longer held): the assembler's overflow trim drops the oldest turns behind a marker.
         return out
 
     async def after_turn(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
@@ -236,7 +230,6 @@ class Compactor:
         *,
         cancel: asyncio.Event,
         reserve: int | None = None,
-        rules: bool = False,
     ) -> CompactionEvent | None:
         """Summarize the older turns. `reserve` is given when a call is waiting (forced): what it
         needs beyond the prompt, so the checkpoint is kept to the room that call leaves."""
@@ -248,23 +241,23 @@ class Compactor:
             return None
         head = conv.items[: plan.cut]
         entries = entries_from_items(head)
-        cap = None
+        room = None
         if reserve is not None:
             # What stays: everything after the cut, the items inside it that are kept (pinned
             # ones, the current state), and the summary item's own markup (SUMMARY_MARGIN).
-            inside = sum(ledger.item_tokens(i) for i in kept_items(conv, plan))
+            inside = sum(ledger.item_tokens(i) for i in kept_items(conv, plan.cut))
             kept = ledger.usage(conv).total - plan.tokens + inside
-            cap = ledger.window - reserve - kept - SUMMARY_MARGIN
+            room = ledger.window - reserve - kept - SUMMARY_MARGIN
         # The model call: the only await, and the only step a user turn can cancel. A forced
         # run's cancel is its time cap: the rules' checkpoint then stands, as in tier 3.
         try:
-            cp = await self.writer.next_checkpoint(
-                entries, cancel=cancel, use_model=not rules, cap=cap
-            )
+            cp = await self.writer.next_checkpoint(entries, cancel=cancel, room=room)
         except SummaryCancelled:
             if not forced:
                 raise
-            cp = await self.writer.next_checkpoint(entries, cancel=cancel, use_model=False, cap=cap)
+            cp = await self.writer.next_checkpoint(
+                entries, cancel=cancel, use_model=False, room=room
+            )
             self.writer.last_source = "rules (the model's summary ran past turn_summary_s)"
         if not still_valid(conv, plan):
             return None  # the conversation moved under us; stays queued for the next idle

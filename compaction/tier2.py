@@ -87,6 +87,8 @@ def plan_tier2(conv: Conversation, ledger: Ledger, *, tail_budget: int) -> Tier2
         tail_tokens += cost
         cut = start
     head = items[:cut]
+    if len(kept_items(conv, cut)) == sum(1 for i in head if i.kind != "summary"):
+        return Tier2Plan(cut=0, generation=conv.generation)  # nothing would leave the context
     return Tier2Plan(
         cut=cut,
         ids=[item.id for item in head if item.kind != "summary"],
@@ -121,16 +123,16 @@ def summary_item(item_id: str, cp: Checkpoint, covered: Sequence[Item]) -> Item:
 
 def apply_tier2(conv: Conversation, plan: Tier2Plan, new_items: Sequence[Item]) -> list[Item]:
     """Replace the planned head with the summary (and kept pinned items); returns removed."""
-    kept = kept_items(conv, plan)
+    kept = kept_items(conv, plan.cut)
     return conv.replace(0, plan.cut, [*new_items, *kept], "tier-2: summarized into a checkpoint")
 
 
-def kept_items(conv: Conversation, plan: Tier2Plan) -> list[Item]:
-    """The items of the planned head that stay after the summary.
+def kept_items(conv: Conversation, cut: int) -> list[Item]:
+    """The items before `cut` that stay after a summary of them (earlier summaries excepted).
 
     The current state is mandatory: the assembler re-admits it only when it changes, so the
     latest snapshot stays even when its turn is summarized. Pinned items stay too.
     """
     latest_state = conv.last("state")
-    head = conv.items[: plan.cut]
+    head = conv.items[:cut]
     return [i for i in head if (i.pinned and i.kind != "summary") or i is latest_state]

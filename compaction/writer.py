@@ -48,12 +48,12 @@ class CheckpointWriter:
         *,
         cancel: asyncio.Event,
         use_model: bool = True,
-        cap: int | None = None,
+        room: int | None = None,
     ) -> Checkpoint:
         """The running checkpoint merged with one for `entries`; raises SummaryCancelled.
 
-        Rendered, it is kept within `CAP_FRACTION` of the window, or `cap` tokens if that is
-        less (a waiting call leaves only so much room)."""
+        Rendered, it is kept within `CAP_FRACTION` of the window, or `room` tokens if that is
+        less (a waiting call leaves only so much)."""
         extracted = extract(entries, self.ctx.protects)
         model = fallback_summary(entries)
         self.last_source = "rules"
@@ -89,7 +89,7 @@ class CheckpointWriter:
         cp.pending_tasks = tasks
         cp.approvals = approvals
         cp.ids = [*cp.ids, *(i for i in ids if i not in cp.ids)]
-        return self._fit(cp, cap)
+        return self._fit(cp, room)
 
     def _fit(self, cp: Checkpoint, room: int | None = None) -> Checkpoint:
         ledger = self.ctx.ledger
