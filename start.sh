@@ -46,44 +46,54 @@ if [ ! -x "$PY" ]; then
 fi
 PIP=("$PY" -m pip install --quiet --disable-pip-version-check)
 
-# 2. PyTorch first, so sentence-transformers never pulls a multi-GB CUDA build onto a CPU box.
+# 2. PyTorch first, so sentence-transformers never pulls a multi-GB CUDA build onto the box: it
+# runs only the embedder, on the CPU. The plan chose where the CPU build comes from (a local
+# find-links folder, PyTorch's CPU index, or PyPI with its size said first).
 if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-  if [ "$PLAN_TORCH_ROUTE" = "cuda" ]; then
-    step "installing PyTorch: $PLAN_TORCH_LABEL"
-    "${PIP[@]}" "$PLAN_TORCH_SPEC" "${PLAN_TORCH_ARGS[@]}" \
-      || fail "torch" "pip could not install $PLAN_TORCH_SPEC from ${PLAN_TORCH_ARGS[*]}; check access to it, or set ANNIE_GPU__TORCH_VARIANTS"
-  else
-    step "installing PyTorch ${PLAN_TORCH_SPEC#torch==} (CPU build)"
-    "${PIP[@]}" "$PLAN_TORCH_SPEC" || fail "torch" "pip could not install $PLAN_TORCH_SPEC; check PyPI access"
-  fi
+  step "installing PyTorch: $PLAN_TORCH_LABEL"
+  "${PIP[@]}" "${PLAN_TORCH_ARGS[@]}" "$PLAN_TORCH_SPEC" \
+    || fail "torch" "pip could not install $PLAN_TORCH_SPEC ${PLAN_TORCH_ARGS[*]}; check access to that index (./start.sh plan shows the route)"
   done_step
 fi
 
-# 3. llama-cpp-python, compiled for this machine (about 5 minutes on 2 cores).
-# The CPU flags come from the planner: a native build crashes in the AMX kernels
-# (ggml_backend_amx_mul_mat) on these Xeons, so the CPU build names its instruction sets.
+# 3. llama-cpp-python, with the route the plan read from the indexes: a prebuilt CUDA wheel plus
+# the CUDA libraries it leaves out (NVIDIA's pip wheels), a CUDA build with nvcc, or a CPU build
+# (about 5 minutes on 2 cores) whose instruction sets are named: a native build crashes in the
+# AMX kernels (ggml_backend_amx_mul_mat) on some Xeons.
+if [ "${#PLAN_CUDA_LIBS[@]}" -gt 0 ] && ! "$PY" -m pip show -q "${PLAN_CUDA_NAMES[@]}" >/dev/null 2>&1; then
+  step "installing the CUDA libraries for $PLAN_CUDA_LABEL"
+  "${PIP[@]}" "${PLAN_CUDA_LIBS[@]}" \
+    || fail "CUDA libraries" "pip could not install ${PLAN_CUDA_LIBS[*]}; check PyPI access"
+  done_step
+fi
 if ! "$PY" -c 'import llama_cpp' >/dev/null 2>&1; then
+  [ -n "$PLAN_LLAMA_BLOCKED" ] && fail "llama-cpp-python" "$PLAN_LLAMA_BLOCKED"
   case "$PLAN_LLAMA_ROUTE" in
     cuda-wheel)
       step "installing llama-cpp-python: $PLAN_LLAMA_LABEL"
       "${PIP[@]}" "${PLAN_LLAMA_ARGS[@]}" "$PLAN_LLAMA_SPEC" \
-        || fail "llama-cpp-python wheel" "the prebuilt CUDA wheel did not install; install the CUDA toolkit (nvcc) to build from source, then ./start.sh again"
+        || fail "llama-cpp-python wheel" "the prebuilt CUDA wheel did not install; ./start.sh plan shows which one and why; with the CUDA toolkit (nvcc) it is built from source instead"
       ;;
     cuda-source)
       step "building llama-cpp-python with CUDA (several minutes)"
-      export CMAKE_ARGS="$PLAN_CMAKE_ARGS"
-      "${PIP[@]}" --no-cache-dir "$PLAN_LLAMA_SPEC" \
+      [ -n "$PLAN_CUDACXX" ] && export CUDACXX="$PLAN_CUDACXX"
+      CMAKE_ARGS="$PLAN_CMAKE_ARGS" "${PIP[@]}" --no-cache-dir "$PLAN_LLAMA_SPEC" \
         || fail "llama-cpp-python CUDA build" "install a C/C++ compiler and cmake (Debian: apt-get install build-essential cmake), and a CUDA toolkit no newer than the driver (./start.sh plan)"
-      unset CMAKE_ARGS
       ;;
     *)
       step "building llama-cpp-python for CPU (about 5 minutes)"
-      export CMAKE_ARGS="$PLAN_CMAKE_ARGS"
-      "${PIP[@]}" --no-cache-dir "$PLAN_LLAMA_SPEC" \
+      CMAKE_ARGS="$PLAN_CMAKE_ARGS" "${PIP[@]}" --no-cache-dir "$PLAN_LLAMA_SPEC" \
         || fail "llama-cpp-python build" "install a C/C++ compiler and cmake (Debian: apt-get install build-essential cmake)"
-      unset CMAKE_ARGS
       ;;
   esac
+  done_step
+fi
+# 3b. On a card, prove the CUDA build opens with its libraries and sees the card before any
+# model (up to 9.5 GB) is downloaded for it.
+if [ "$PLAN_DEVICE" = "cuda" ] && [ "$PLAN_LLAMA_ROUTE" != "cpu" ]; then
+  step "checking that llama.cpp and CTranslate2 can use the card"
+  "$PY" -m provision.cuda_check \
+    || fail "GPU check" "see the lines above; ./start.sh plan says what was planned, docs/gpu.md what each line means"
   done_step
 fi
 

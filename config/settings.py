@@ -16,10 +16,10 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from provision.settings import annie_home, merge
+from provision.settings import annie_home, merge, parse_list
 
 # Documents the defaults (see the module docstring); never read when loading settings.
 DEFAULT_TOML = Path(__file__).with_name("default.toml")
@@ -60,6 +60,8 @@ class ModelSettings(_Section):
     llm_top_p: float = 0.8
     llm_top_k: int = 20
     llm_seed: int = 0
+    # How many saved model states (llama.cpp's, at turn boundaries) to keep in host memory;
+    # not compaction's checkpoints, whatever the key's name.
     llm_checkpoints: int = 4
     stt_path: str = ""
     stt_model: str = "small.en"
@@ -142,12 +144,15 @@ class VadSettings(_Section):
 
 
 class ToolSettings(_Section):
+    search_backend: Literal["auto", "ddgs", "searxng"] = "auto"
     web_search_url: str = ""
+    search_engines: str = "auto"
     fetch_max_bytes: int = 2_000_000
     fetch_max_chars: int = 20_000
     fetch_timeout_s: float = 10.0
     fetch_allow_private: bool = False
     approval_ttl_s: int = 300
+    web_approval: Literal["ask", "session", "never_ask"] = "ask"
     timeout_s: float = 30.0
 
 
@@ -171,11 +176,14 @@ class GpuTier(_Section):
 
 class GpuSettings(_Section):
     llama_wheel_index: str = "https://abetlen.github.io/llama-cpp-python/whl"
-    llama_wheel_variants: list[str] = ["cu121", "cu122", "cu123", "cu124"]
+    llama_wheel_variants: list[str] = []
     llama_wheel_min_version: str = "0.3.36"
     torch_index: str = "https://download.pytorch.org/whl"
-    torch_variants: list[str] = ["cu126", "cu128", "cu130"]
+    torch_variants: list[str] = []
     torch_version: str = "2.13.0"
+    torch_cuda: bool = False
+    pypi_index: str = "https://pypi.org/simple"
+    nvcc_dirs: list[str] = ["/usr/local/cuda/bin", "/usr/local/cuda-*/bin", "/opt/cuda/bin"]
     probe_timeout_s: float = 3.0
     compute_base_mib: int = 512
     whisper_mib: int = 768
@@ -220,6 +228,12 @@ class GpuSettings(_Section):
             window=16384,
         ),
     ]
+
+    @field_validator("llama_wheel_variants", "torch_variants", "nvcc_dirs", mode="before")
+    @classmethod
+    def _list_from_env(cls, value: Any) -> Any:
+        """An environment override is a string: `cu126`, `cu126,cu130` or `["cu126"]`."""
+        return parse_list(value) if isinstance(value, str) else value
 
 
 class Settings(BaseSettings):

@@ -1,89 +1,56 @@
-"""Make cuBLAS and cuDNN visible to CTranslate2 before it needs them, or say why not.
+"""Make the CUDA libraries visible to CTranslate2 and llama.cpp before they load, or say why not.
 
-CTranslate2 (faster-whisper's engine) opens `libcublas.so.12` and cuDNN's libraries by name
-when it first runs on CUDA; the copies that pip installs (the CUDA PyTorch wheels depend on
-`nvidia-cublas-cu12` and `nvidia-cudnn-cu12`) sit in `site-packages/nvidia/*/lib`, which the
-loader never searches, and a cuDNN sub-library that is missing aborts the process mid-way
-through the first transcription, past any Python `except`. faster-whisper's README has users
-set LD_LIBRARY_PATH before starting Python; instead, each library is opened here with
-RTLD_GLOBAL, after whatever it depends on: once a library with a given soname is loaded, the
-loader hands it to every later request for that name. Nothing is re-executed.
+CTranslate2 (faster-whisper's engine) opens `libcublas.so.12` (and, in builds that name it,
+cuDNN) by name when it first runs on CUDA; llama-cpp-python's CUDA wheels link libcudart and
+libcublas of their CUDA version without carrying them. The copies pip installs (NVIDIA's
+`nvidia-*` wheels, which `./start.sh` adds on a card) sit in `site-packages/nvidia/*/lib`, which
+the loader never searches, and a cuDNN sub-library that is missing aborts the process mid-way
+through the first transcription, past any Python `except`. faster-whisper's README has users set
+LD_LIBRARY_PATH before starting Python; instead, each library is opened here with RTLD_GLOBAL,
+after whatever it depends on (`provision.cuda_check`, shared with set-up's own check): once a
+library with a given soname is loaded, the loader hands it to every later request for that name.
+
+`prepare_cuda` serves CTranslate2, `prepare_llama` must run before `import llama_cpp`, and
+`prove_llama` loads a model the way the runtime does and reads how many layers llama.cpp put on
+the card, which `doctor` prints.
 """
 
 from __future__ import annotations
 
-import ctypes
+import functools
+import gc
 import mmap
 import re
-import site
-import sys
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from provision.cuda_check import (
+    Preload,
+    check_llama,
+    find_libraries,
+    open_for,
+    preload,
+    search_roots,
+    system_has,
+)
+
+__all__ = [
+    "Preload",
+    "find_libraries",
+    "preload",
+    "prepare_cuda",
+    "prepare_llama",
+    "prove_llama",
+    "search_roots",
+    "system_has",
+    "wants_cudnn",
+]
 
 # Sonames CTranslate2 4.x asks for on CUDA 12 (cuDNN 9 opens its own sub-libraries).
 NEEDED = ("libcublas.so.12", "libcublasLt.so.12")
 CUDNN_NEEDED = ("libcudnn.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9")
-_LIB = re.compile(r"lib(cublas|cublasLt|cudnn\w*|cudart|nvrtc\w*|nvJitLink)\.so\.\d+$")
-
-
-@dataclass
-class Preload:
-    """What was found and opened, what could not be, and why."""
-
-    found: dict[str, Path] = field(default_factory=dict)
-    loaded: list[str] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)
-
-    def missing(self, needed: tuple[str, ...]) -> list[str]:
-        return [name for name in needed if name not in self.loaded]
-
-
-def search_roots() -> list[Path]:
-    """Every site-packages folder of this interpreter (the venv's, then the user's)."""
-    roots = [Path(p) for p in (*site.getsitepackages(), site.getusersitepackages())]
-    roots += [Path(p) for p in sys.path if p.endswith("site-packages")]
-    return list(dict.fromkeys(r for r in roots if r.is_dir()))
-
-
-def find_libraries(roots: list[Path]) -> dict[str, Path]:
-    """soname -> file, from the pip NVIDIA packages (nvidia/*/lib) and torch/lib in `roots`.
-
-    The first root that has a soname wins, and within a root the pip package beats torch's
-    bundled copy (older torch wheels carried their own)."""
-    found: dict[str, Path] = {}
-    for root in roots:
-        folders = [*sorted(root.glob("nvidia/*/lib")), *sorted(root.glob("nvidia/*/*/lib"))]
-        for folder in [*folders, root / "torch" / "lib"]:
-            if not folder.is_dir():
-                continue
-            for path in sorted(folder.iterdir()):
-                if _LIB.match(path.name) and path.name not in found:
-                    found[path.name] = path
-    return found
-
-
-def preload(found: dict[str, Path]) -> Preload:
-    """Open every found library with RTLD_GLOBAL, each after its dependencies.
-
-    The order is discovered rather than listed: a library whose dependency is not open yet
-    fails, and is tried again after another one opened, until a round opens nothing."""
-    result = Preload(found=dict(found))
-    waiting = dict(found)
-    while waiting:
-        opened = False
-        for name, path in list(waiting.items()):
-            try:
-                ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
-            except OSError as exc:
-                result.failed[name] = str(exc)
-                continue
-            result.loaded.append(name)
-            result.failed.pop(name, None)
-            del waiting[name]
-            opened = True
-        if not opened:
-            break
-    return result
+_OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+_DEVICE = re.compile(r"using device (\w+) \(([^)]*)\)")
 
 
 def wants_cudnn(package: Path) -> bool:
@@ -97,15 +64,6 @@ def wants_cudnn(package: Path) -> bool:
     return not libs  # unknown layout: assume it does
 
 
-def system_has(soname: str) -> bool:
-    """Whether the loader finds `soname` on its own (ldconfig, LD_LIBRARY_PATH)."""
-    try:
-        ctypes.CDLL(soname, mode=ctypes.RTLD_GLOBAL)
-    except OSError:
-        return False
-    return True
-
-
 def prepare_cuda() -> str | None:
     """Open cuBLAS and cuDNN for CTranslate2; None when ready, else why CUDA cannot work."""
     try:
@@ -115,15 +73,63 @@ def prepare_cuda() -> str | None:
     if ctranslate2.get_cuda_device_count() == 0:
         return "CTranslate2 sees no CUDA device (no GPU, or the NVIDIA driver is not loaded)"
     cudnn = wants_cudnn(Path(ctranslate2.__file__).parent)
-    found = find_libraries(search_roots())
-    # cuDNN's libraries map about a gigabyte: open them only for a build that uses them.
-    result = preload({k: v for k, v in found.items() if cudnn or not k.startswith("libcudnn")})
     needed = (*NEEDED, *CUDNN_NEEDED) if cudnn else NEEDED
-    missing = [n for n in result.missing(needed) if not system_has(n)]
+    result, missing = open_for(list(needed), search_roots())
     if not missing:
         return None
     why = "; ".join(f"{n}: {result.failed[n]}" for n in missing if n in result.failed)
     return (
         f"{', '.join(missing)} not found or not loadable{f' ({why})' if why else ''}. "
-        "Fix: pip install nvidia-cublas-cu12 nvidia-cudnn-cu12"
+        "Fix: pip install nvidia-cublas-cu12" + (" nvidia-cudnn-cu12" if cudnn else "")
     )
+
+
+def prepare_llama() -> dict[str, Any]:
+    """Open the CUDA libraries the installed llama-cpp-python's CUDA backend names, before
+    `import llama_cpp`: its CUDA wheels leave libcudart and libcublas to the machine. Returns
+    `provision.cuda_check.check_llama`'s report: the build, what it needs, what is missing.
+    The work is done once per process; later calls return the same report."""
+    return dict(_llama_report())
+
+
+@functools.cache
+def _llama_report() -> dict[str, Any]:
+    return check_llama(search_roots())
+
+
+def prove_llama(path: Path, gpu_layers: int, n_ctx: int = 256) -> dict[str, Any]:
+    """Load the GGUF at `path` as the runtime does on CUDA and read llama.cpp's own account of
+    where its layers went ("offloaded 33/33 layers to GPU") and which device it used.
+
+    Run it with nothing else on the card: the model is loaded once more, then released."""
+    report = prepare_llama()
+    out: dict[str, Any] = {"build": report["build"], "missing": report["missing"]}
+    out.update(devices=report["devices"], offloaded=None, layers=None, device=None)
+    out["error"] = report["error"]
+    if report["build"] != "cuda" or report["error"]:
+        return out
+    import llama_cpp
+
+    from models.llama_log import quiet_stderr, set_verbose
+
+    out["supports_offload"] = bool(llama_cpp.llama_supports_gpu_offload())
+    try:
+        with quiet_stderr() as log:
+            try:
+                model = llama_cpp.Llama(
+                    str(path), n_ctx=n_ctx, n_gpu_layers=gpu_layers, verbose=True
+                )
+            finally:
+                set_verbose(False)
+        del model
+        gc.collect()
+    except Exception as exc:  # the report says what failed; doctor goes on
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    done = _OFFLOADED.search(log.text)
+    if done:
+        out.update(offloaded=int(done.group(1)), layers=int(done.group(2)))
+    used = _DEVICE.search(log.text)
+    if used:
+        out["device"] = f"{used.group(1)} ({used.group(2)})"
+    return out

@@ -6,10 +6,10 @@ request (and starts over, saying so, when the server ignores it). A progress bar
 and speed, one line says how long the rest will take at the measured speed, and the sha256 is
 checked before the file takes its final name: from the caller (config) or, for a file in a
 Hugging Face repository, the hub's LFS oid in the `X-Linked-Etag` header. When no hash is known
-it says so. A file that fails the check is deleted, never kept as the model.
+it says so. A file that fails the check is deleted, never kept as the model. What the person
+sees (the bar, the estimate, sizes and times) is `models.download_progress`.
 
-Standard library only, and no project imports: `start.sh` can run it as a plain file
-(`python3 models/download.py URL DEST`) before the virtual environment exists.
+Standard library only; `python -m models.download URL DEST` runs it by hand.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from models.download_progress import Progress, human_size, human_time
 
 CHUNK = 1 << 20
 USER_AGENT = "annie-downloader/1"
@@ -52,23 +53,6 @@ class Remote:
 def hub_url(base: str, repo: str, filename: str, revision: str = "main") -> str:
     """The download URL of a file in a Hugging Face model repository."""
     return f"{base.rstrip('/')}/{repo}/resolve/{revision}/{urllib.parse.quote(filename)}"
-
-
-def human_size(n: float) -> str:
-    """Decimal units, as download sizes are quoted: 5.68 GB, 41.3 MB."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.2f} {unit}" if unit == "GB" else f"{n / scale:.1f} {unit}"
-    return f"{int(n)} B"
-
-
-def human_time(seconds: float) -> str:
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 def free_bytes(folder: Path) -> int:
@@ -149,89 +133,6 @@ def _headers(start: int = 0) -> dict[str, str]:
 
 def _host(url: str) -> str:
     return urllib.parse.urlsplit(url).netloc or url
-
-
-class Progress:
-    """A bar redrawn in place on a terminal; a line per tenth when the output is a log."""
-
-    def __init__(
-        self,
-        out: TextIO,
-        total: int | None,
-        start: int,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.out, self.total, self.clock = out, total, clock
-        self.tty = bool(getattr(out, "isatty", lambda: False)())
-        self.restart(start)
-
-    def restart(self, start: int) -> None:
-        self.start = start
-        self.done = start
-        self.t0 = self.clock()
-        self.shown_at = -1.0
-        self.tenth = -1
-        self.estimated = False
-
-    def speed(self) -> float:
-        elapsed = self.clock() - self.t0
-        return (self.done - self.start) / elapsed if elapsed > 0 else 0.0
-
-    def update(self, done: int) -> None:
-        self.done = done
-        now = self.clock()
-        self._maybe_estimate(now)
-        if self.tty:
-            if now - self.shown_at >= 0.1 or done == self.total:
-                self.shown_at = now
-                self.out.write("\r" + self.line() + "\x1b[K")
-                self.out.flush()
-            return
-        tenth = done * 10 // self.total if self.total else int((now - self.t0) // 30)
-        if tenth > self.tenth:
-            self.tenth = tenth
-            self.out.write(self.line() + "\n")
-            self.out.flush()
-
-    def _maybe_estimate(self, now: float) -> None:
-        # Once, when the speed means something: after 2 s, or 5% of what is left.
-        if self.estimated or not self.total or self.done >= self.total:
-            return
-        got = self.done - self.start
-        if now - self.t0 < 2.0 and got < (self.total - self.start) / 20:
-            return
-        self.estimated = True
-        speed = self.speed()
-        if speed > 0:
-            left = self.total - self.done
-            self.say(
-                f"at the measured {human_size(speed)}/s the remaining {human_size(left)} "
-                f"take about {human_time(left / speed)}"
-            )
-
-    def line(self) -> str:
-        speed = self.speed()
-        rate = f"{human_size(speed)}/s"
-        if not self.total:
-            return f"    {human_size(self.done)}  {rate}"
-        frac = min(1.0, self.done / self.total)
-        bar = "#" * int(frac * 24)
-        eta = (self.total - self.done) / speed if speed > 0 else None
-        left = f"  {human_time(eta)} left" if eta is not None and frac < 1 else ""
-        return (
-            f"    [{bar:<24}] {frac:4.0%}  {human_size(self.done)} / {human_size(self.total)}"
-            f"  {rate}{left}"
-        )
-
-    def say(self, text: str) -> None:
-        """A line of its own, above the bar on a terminal."""
-        self.out.write(("\r\x1b[K" if self.tty else "") + f"    {text}\n")
-        self.out.flush()
-
-    def end(self) -> None:
-        if self.tty:
-            self.out.write("\n")
-            self.out.flush()
 
 
 class _Dropped(Exception):

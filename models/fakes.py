@@ -35,7 +35,7 @@ class ScriptedLLM(ThreadedLLM):
         n_ctx: int = 4096,
         token_delay_s: float = 0.0,
         prefill_s_per_token: float = 0.0,
-        checkpoints: int = 4,
+        saved_states: int = 4,
         can_cut: bool = True,
     ) -> None:
         self.tokenizer = tokenizer
@@ -55,7 +55,7 @@ class ScriptedLLM(ThreadedLLM):
         # `can_cut=False` plays a hybrid model, whose state is only ever restored.
         self._cache = PromptCache(
             tokenizer.tokenize,
-            capacity=checkpoints,
+            capacity=saved_states,
             can_cut=can_cut,
             mark=self.template.message_mark,
         )
@@ -130,7 +130,7 @@ class ScriptedLLM(ThreadedLLM):
                     if not stats.first_token_s:
                         stats.first_token_s = time.perf_counter() - t0
                     push(out)
-                if stats.generated_tokens == 1 and not self._cache.has_checkpoint(self._cache.text):
+                if stats.generated_tokens == 1 and not self._cache.has_saved(self._cache.text):
                     self._cache.save(None)
                 if matcher.hit or flag.is_set():
                     stats.cancelled = flag.is_set() and not matcher.hit
@@ -144,5 +144,5 @@ class ScriptedLLM(ThreadedLLM):
 
     def _evaluate(self, prompt: str, stats: CallStats, stop: threading.Event | None) -> None:
         self._prefill(prompt, stats, stop)
-        if not self._cache.has_checkpoint(self._cache.text):
+        if not self._cache.has_saved(self._cache.text):
             self._cache.save(None)

@@ -15,7 +15,7 @@ import sys
 
 from config import load_settings
 from models.base import ModelError
-from models.download import human_size
+from models.download_progress import human_size
 from models.resolver import resolve
 
 FETCHED = ("llm", "stt")

@@ -1,10 +1,10 @@
 """What a chat model costs in memory, read from its GGUF header (no tensor data is read).
 
-The arithmetic (KV cache, recurrent state, turn checkpoints; the formulas and the llama.cpp
-sources they follow) lives in `provision.footprint`, standard library only, so the set-up
-planner sizes a model before anything is installed with the same code `doctor` uses. This
-module adds what needs the installed packages: `read_hparams` (gguf) and the tool-call dialect
-of the embedded chat template (jinja2).
+The arithmetic (KV cache, recurrent state, the states saved at turn boundaries; the formulas
+and the llama.cpp sources they follow) lives in `provision.footprint`, standard library only,
+so the set-up planner sizes a model before anything is installed with the same code `doctor`
+uses. This module adds what needs the installed packages: `read_hparams` (gguf) and the
+tool-call dialect of the embedded chat template (jinja2).
 """
 
 from __future__ import annotations

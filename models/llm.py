@@ -26,11 +26,13 @@ from config import Settings
 from models import saved_state
 from models.base import CallStats, ModelError, Resolved
 from models.chat_template import ChatTemplate
-from models.llm_cache import BatchSizer, Checkpoint, Plan, PromptCache
+from models.cuda_libs import prepare_llama
+from models.llama_log import StderrLog, quiet_stderr, set_verbose
+from models.llm_cache import BatchSizer, Plan, PromptCache, SavedState
 from models.resolver import detect_device
 from models.streaming import Push, StopMatcher, call_in_thread
 from models.templated import ThreadedLLM
-from models.tokenizer import StderrLog, gguf_token_text, quiet_stderr, set_verbose
+from models.tokenizer import gguf_token_text
 
 log = logging.getLogger(__name__)
 # The llama.cpp context's n_batch: the most one evaluation takes.
@@ -44,7 +46,7 @@ class _State:
     """A llama.cpp context snapshot: its memory, plus the last token's logits.
 
     llama.cpp's state data does not bring back the logits of the last decode, so they are
-    kept beside it; a prompt that ends exactly at a checkpoint can then be sampled at once.
+    kept beside it; a prompt that ends exactly at a saved state can then be sampled at once.
     """
 
     buf: npt.NDArray[np.uint8]
@@ -56,6 +58,8 @@ class LlamaLLM(ThreadedLLM):
     """A GGUF chat model: own template, exact tokenizer, cancellable streaming."""
 
     def __init__(self, resolved: Resolved, settings: Settings, n_ctx: int | None = None) -> None:
+        # A prebuilt CUDA wheel leaves the CUDA runtime libraries out: open them first.
+        prepare_llama()
         import llama_cpp
 
         self._lc = llama_cpp
@@ -132,7 +136,7 @@ class LlamaLLM(ThreadedLLM):
                 held = self._cache.held()
             except RuntimeError:
                 continue
-            return sum(cp.state.buf.nbytes + cp.state.logits.nbytes for cp in held if cp.state)
+            return sum(s.state.buf.nbytes + s.state.logits.nbytes for s in held if s.state)
         return 0
 
     # -- engine (worker thread only) ------------------------------------------------------
@@ -140,7 +144,7 @@ class LlamaLLM(ThreadedLLM):
     def _save_state(self) -> _State:
         ctx = self._llama.ctx
         size = int(self._lc.llama_state_get_size(ctx))
-        # np.empty, not a ctypes array: that one is zero-filled first, and a 9B checkpoint
+        # np.empty, not a ctypes array: that one is zero-filled first, and a 9B model's state
         # is about a gigabyte written between the first and second token of an answer.
         buf = np.empty(size, dtype=np.uint8)
         ptr = buf.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
@@ -195,31 +199,32 @@ class LlamaLLM(ThreadedLLM):
             self._llama.reset()
             self._cache.clear()
             return False
-        cp = Checkpoint(prompt, tokens, state, boundaries)
-        self._cache.start(Plan("restore", tokens, prompt, [], "", cp))
-        self._cache.pin_checkpoint(cp)
+        saved = SavedState(prompt, tokens, state, boundaries)
+        self._cache.start(Plan("restore", tokens, prompt, [], "", saved))
+        self._cache.pin_saved(saved)
         stats.plan = "disk"
         stats.prompt_tokens = stats.reused_tokens = len(tokens)
         stats.prefill_s = time.perf_counter() - t0
         return True
 
-    def _write_saved(self, directory: Path, checkpoint: Checkpoint) -> None:
-        state = checkpoint.state
-        path = saved_state.state_file(directory, self._identity(), checkpoint.text)
+    def _write_saved(self, directory: Path, saved: SavedState) -> None:
+        state = saved.state
+        path = saved_state.state_file(directory, self._identity(), saved.text)
         try:
             saved_state.write(
                 path,
-                checkpoint.text,
-                checkpoint.tokens,
-                checkpoint.boundaries,
+                saved.text,
+                saved.tokens,
+                saved.boundaries,
                 state.logits,
                 state.buf[: state.size],
             )
         except OSError as exc:  # a full or read-only disk: the next start evaluates again
             log.warning("could not save the model state to %s: %s", path, exc)
 
-    def _checkpoint(self) -> None:
-        if self._cache.tokens and not self._cache.has_checkpoint(self._cache.text):
+    def _save_turn(self) -> None:
+        """Save the state at a turn boundary, unless one is saved for this text already."""
+        if self._cache.tokens and not self._cache.has_saved(self._cache.text):
             self._cache.save(self._save_state())
 
     def _apply(
@@ -227,12 +232,11 @@ class LlamaLLM(ThreadedLLM):
     ) -> None:
         """Bring the model to the plan's prompt; evaluate new tokens in cancellable batches:
         short ones for background work (a user's turn waits behind at most one of them),
-        four times longer for a turn (small batches cost throughput: 171 tokens in 16-token
-        batches took 4.4 s here, on cores shared with speech recognition), which still sees a
+        four times longer for a turn (small batches cost throughput), which still sees a
         barge-in or the next typed message within about 0.6 s."""
         t0 = time.perf_counter()
-        if plan.kind == "restore" and plan.checkpoint is not None:
-            self._load_state(plan.checkpoint.state, plan.keep_tokens)
+        if plan.kind == "restore" and plan.saved is not None:
+            self._load_state(plan.saved.state, plan.keep_tokens)
         elif plan.kind == "cut":
             # `eval` drops the KV cache from `n_tokens` on before it evaluates the suffix.
             self._llama.n_tokens = len(plan.keep_tokens)
@@ -345,10 +349,10 @@ class LlamaLLM(ThreadedLLM):
                     if not stats.first_token_s:
                         stats.first_token_s = time.perf_counter() - t0
                     push(out)
-                # Checkpoint the turn boundary now: the first piece is already on its way,
-                # and the state still holds exactly the prompt.
+                # Save the state at the turn boundary now: the first piece is already on its
+                # way, and the state still holds exactly the prompt.
                 if stats.generated_tokens == 1:
-                    self._checkpoint()
+                    self._save_turn()
                 if matcher.hit:
                     break
                 if flag.is_set():
@@ -373,8 +377,8 @@ class LlamaLLM(ThreadedLLM):
 
     def _evaluate(self, prompt: str, stats: CallStats, stop: threading.Event | None) -> None:
         self._apply(self._cache.plan(prompt, self.n_ctx), stats, stop)
-        if not stats.cancelled:  # a turn boundary only: a partial head is no checkpoint
-            self._checkpoint()
+        if not stats.cancelled:  # a turn boundary only: a partial head is not saved
+            self._save_turn()
 
     async def next_logits(self) -> tuple[list[int], npt.NDArray[np.float32]]:
         """The tokens the model holds and the logits it would sample the next one from.

@@ -4,9 +4,9 @@ The cache is text-first. It keeps the evaluated token list together with the exa
 tokens spell (the prompt plus the generated pieces, as generated). A new prompt that extends
 that text only needs its suffix tokenized and evaluated. Anything else (an edit in the middle,
 as compaction makes) keeps the most it can of what the model holds or has saved: an
-attention-only model cuts its KV cache (or a restored checkpoint) back to the last message
+attention-only model cuts its KV cache (or a restored saved state) back to the last message
 start before the edit; a hybrid (recurrent) model cannot cut its state back, so it restores
-the longest saved checkpoint whose text is a prefix of the prompt, or starts from scratch.
+the longest saved state whose text is a prefix of the prompt, or starts from scratch.
 The same planner serves the llama.cpp adapter and the scripted fake, so both report reuse the
 same way.
 """
@@ -24,7 +24,7 @@ from models.base import ModelError
 
 
 @dataclass
-class Checkpoint:
+class SavedState:
     """A saved model state at a turn boundary; `state` is whatever the engine restores."""
 
     text: str
@@ -42,7 +42,7 @@ class Plan:
     keep_text: str
     new_tokens: list[int]
     new_text: str
-    checkpoint: Checkpoint | None = None
+    saved: SavedState | None = None
     # (text length, token count) within the new text where a message starts: cut points.
     pieces: list[tuple[int, int]] = field(default_factory=list)
     # (text length, token count) within the new text where the shared head ends, when this
@@ -56,7 +56,7 @@ class Plan:
 
 @dataclass
 class PromptCache:
-    """The evaluated tokens and their text, plus a small LRU of checkpoints."""
+    """The evaluated tokens and their text, plus a small LRU of saved states."""
 
     tokenize: Callable[[str], list[int]]
     capacity: int = 4
@@ -73,10 +73,10 @@ class PromptCache:
     # the tokens align, so a cut there leaves tokens that spell exactly the kept text.
     boundaries: list[tuple[int, int]] = field(default_factory=list)
     _mark_checked: bool = False
-    checkpoints: OrderedDict[str, Checkpoint] = field(default_factory=OrderedDict)
+    saved_states: OrderedDict[str, SavedState] = field(default_factory=OrderedDict)
     # The head every session shares (system prompt and tool schemas), kept outside the LRU:
     # a session that starts restores it and evaluates only its own briefing.
-    pinned: Checkpoint | None = None
+    pinned: SavedState | None = None
     # The shared head's text, once a call has asked to keep it (`prefill(pin=True)`). A
     # warm-up of it that the user keeps cutting short never finishes, while every turn
     # evaluates through it anyway; the turn then keeps it on the way (`Plan.station`).
@@ -94,18 +94,18 @@ class PromptCache:
         # Each candidate keeps (text length, tokens) of what it holds; a cut needs a non-empty
         # suffix, since the engine has no logits for a cut point.
         held = _cut_point(prompt, self.text, self.boundaries) if self.can_cut else None
-        best: tuple[int, int, Checkpoint | None] | None = None
+        best: tuple[int, int, SavedState | None] | None = None
         if held is not None and held[1] > len(self.bos):
             best = (*held, None)
-        for cp in self.held():
-            if prompt.startswith(cp.text):
-                point: tuple[int, int] | None = (len(cp.text), len(cp.tokens))
+        for saved in self.held():
+            if prompt.startswith(saved.text):
+                point: tuple[int, int] | None = (len(saved.text), len(saved.tokens))
             elif self.can_cut:
-                point = _cut_point(prompt, cp.text, cp.boundaries)
+                point = _cut_point(prompt, saved.text, saved.boundaries)
             else:
                 continue
             if point is not None and point[1] > max(len(self.bos), best[1] if best else 0):
-                best = (*point, cp)
+                best = (*point, saved)
         if best is None:
             return self._fits(self._plan("scratch", [], "", prompt), n_ctx)
         n_text, n_tokens, source = best
@@ -114,7 +114,7 @@ class PromptCache:
             keep = self.tokens[:n_tokens]
             return self._fits(self._plan("cut", keep, prompt[:n_text], suffix), n_ctx)
         if source is not self.pinned:
-            self.checkpoints.move_to_end(source.text)
+            self.saved_states.move_to_end(source.text)
         keep = source.tokens[:n_tokens]
         return self._fits(self._plan("restore", keep, prompt[:n_text], suffix, source), n_ctx)
 
@@ -124,7 +124,7 @@ class PromptCache:
         keep: list[int],
         keep_text: str,
         suffix: str,
-        checkpoint: Checkpoint | None = None,
+        saved: SavedState | None = None,
     ) -> Plan:
         split = self._head_end(keep_text, suffix)
         if split is None:
@@ -142,7 +142,7 @@ class PromptCache:
             pieces = [(t, n + len(self.bos)) for t, n in pieces]
             if station is not None:
                 station = (station[0], station[1] + len(self.bos))
-        return Plan(kind, keep, keep_text, tokens, suffix, checkpoint, pieces, station)
+        return Plan(kind, keep, keep_text, tokens, suffix, saved, pieces, station)
 
     def _head_end(self, keep_text: str, suffix: str) -> int | None:
         """Where in `suffix` the shared head ends, if it is to be kept and ends in there."""
@@ -198,10 +198,10 @@ class PromptCache:
         if plan.kind == "cut":
             kept = (len(plan.keep_text), len(plan.keep_tokens))
             self.boundaries = self.boundaries[: bisect_right(self.boundaries, kept)]
-        elif plan.kind == "restore" and plan.checkpoint is not None:
+        elif plan.kind == "restore" and plan.saved is not None:
             kept = (len(plan.keep_text), len(plan.keep_tokens))
-            saved = plan.checkpoint.boundaries
-            self.boundaries = saved[: bisect_right(saved, kept)]
+            aligned = plan.saved.boundaries
+            self.boundaries = aligned[: bisect_right(aligned, kept)]
         elif plan.kind == "scratch":
             self.boundaries = []
         self.tokens = list(plan.keep_tokens)
@@ -227,47 +227,47 @@ class PromptCache:
         self.text = ""
         self.boundaries = []
 
-    def has_checkpoint(self, text: str) -> bool:
-        return text in self.checkpoints or (self.pinned is not None and self.pinned.text == text)
+    def has_saved(self, text: str) -> bool:
+        return text in self.saved_states or (self.pinned is not None and self.pinned.text == text)
 
-    def held(self) -> list[Checkpoint]:
+    def held(self) -> list[SavedState]:
         """Every saved state: the pinned head first, then the LRU's."""
         pinned = [self.pinned] if self.pinned is not None else []
-        return pinned + list(self.checkpoints.values())
+        return pinned + list(self.saved_states.values())
 
     def pin(self, text: str) -> bool:
-        """Keep the checkpoint of `text` until another is pinned (the one before goes back to
+        """Keep the saved state of `text` until another is pinned (the one before goes back to
         the LRU); False if there is none."""
         if self.pinned is not None and self.pinned.text == text:
             return True
-        cp = self.checkpoints.pop(text, None)
-        if cp is None:
+        saved = self.saved_states.pop(text, None)
+        if saved is None:
             return False
-        self.pin_checkpoint(cp)
+        self.pin_saved(saved)
         return True
 
-    def pin_checkpoint(self, cp: Checkpoint) -> None:
-        """Keep `cp` (one read back from disk, say) as the pinned state."""
-        if self.pinned is not None and self.pinned is not cp:
-            self.checkpoints[self.pinned.text] = self.pinned
+    def pin_saved(self, saved: SavedState) -> None:
+        """Keep `saved` (one read back from disk, say) as the pinned state."""
+        if self.pinned is not None and self.pinned is not saved:
+            self.saved_states[self.pinned.text] = self.pinned
             self._evict()
-        self.pinned = cp
+        self.pinned = saved
 
     def drop_all(self) -> None:
-        self.checkpoints.clear()
+        self.saved_states.clear()
         self.pinned = None
 
-    def save(self, state: Any) -> Checkpoint:
+    def save(self, state: Any) -> SavedState:
         """Remember the current tokens and text with the engine's `state`."""
-        cp = Checkpoint(self.text, list(self.tokens), state, list(self.boundaries))
-        self.checkpoints[cp.text] = cp
-        self.checkpoints.move_to_end(cp.text)
+        saved = SavedState(self.text, list(self.tokens), state, list(self.boundaries))
+        self.saved_states[saved.text] = saved
+        self.saved_states.move_to_end(saved.text)
         self._evict()
-        return cp
+        return saved
 
     def _evict(self) -> None:
-        while len(self.checkpoints) > max(0, self.capacity):
-            self.checkpoints.popitem(last=False)
+        while len(self.saved_states) > max(0, self.capacity):
+            self.saved_states.popitem(last=False)
 
 
 def _cut_point(prompt: str, text: str, boundaries: list[tuple[int, int]]) -> tuple[int, int] | None:
@@ -288,8 +288,8 @@ class BatchSizer:
     """How many tokens to evaluate between looks at the stop flag: as many as take about
     `target_s`, from the rate the batches before ran at.
 
-    A fixed batch is wrong everywhere: 256 tokens take a GPU milliseconds but this 2-core CPU
-    five seconds, and a warm-up stops only between batches, so a user's turn waited behind one
+    No fixed batch suits every machine: 256 tokens take a GPU milliseconds and a 2-core CPU
+    seconds, and a warm-up stops only between batches, so a user's turn would wait behind one
     for that long. The first batch is small, since the rate is not known yet.
     """
 

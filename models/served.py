@@ -1,12 +1,13 @@
 """The chat model on a serving engine (llama.cpp's llama-server, vLLM, llama-cpp-python's
 server), reached over HTTP, with Annie's accounting kept exact.
 
-Annie renders every prompt itself with the served model's own template and sends the raw
-string to `/v1/completions`, so the prompt stays append-only and the engine's prefix cache
-sees the same bytes turn after turn. Counts come from the model's vocabulary: a local
-vocabulary-only load when it agrees with the server on a sample, else the server's tokenizer.
-Each call's evaluated and cached prompt tokens are the engine's own figures; an engine that
-reports none leaves them marked unknown (`CallStats.cache_reported`), never guessed.
+Annie renders every prompt itself with the served model's own template (which one:
+`models.served_template`) and sends the raw string to `/v1/completions`, so the prompt stays
+append-only and the engine's prefix cache sees the same bytes turn after turn. Counts come
+from the model's vocabulary: a local vocabulary-only load when it agrees with the server on a
+sample, else the server's tokenizer. Each call's evaluated and cached prompt tokens are the
+engine's own figures; an engine that reports none leaves them marked unknown
+(`CallStats.cache_reported`), never guessed.
 
 There is no queue here: sessions stream concurrently and the engine schedules them. Cancel
 closes the HTTP stream; each of the three engines stops generating when its client goes
@@ -31,7 +32,6 @@ import httpx
 
 from config import Settings
 from models.base import CallStats, ModelError, ModelUnavailable, Tokenizer
-from models.chat_template import ChatTemplate
 from models.served_api import (
     CallFigures,
     ServerError,
@@ -46,6 +46,7 @@ from models.served_api import (
     stream_error,
     tokenize_request,
 )
+from models.served_template import served_template
 from models.templated import TemplatedLLM
 
 # A sample with specials, digits, accents and emoji: vocabularies that differ disagree here.
@@ -101,7 +102,7 @@ class ServedLLM(TemplatedLLM):
         # A local vocabulary that tokenizes differently is another model (the packaged
         # fallback, say): neither its counts nor its template may stand in for the server's.
         self._local = local if local is not None and self._agrees(local) else None
-        self.template = self._template(self._local)
+        self.template = served_template(self.info, self.url, cfg.llm_template, self._local)
         self._init_template()
         self._counts: OrderedDict[str, list[int]] = OrderedDict()
         self._stats: contextvars.ContextVar[CallStats | None] = contextvars.ContextVar(
@@ -123,34 +124,6 @@ class ServedLLM(TemplatedLLM):
     def counts_locally(self) -> bool:
         """True when counts come from a local vocabulary that agrees with the server."""
         return self._local is not None
-
-    def _template(self, local: Tokenizer | None) -> ChatTemplate:
-        """The server's own template, else a file named in config, else the local GGUF's."""
-        info = self.info
-        if info.template:
-            return ChatTemplate(
-                info.template,
-                info.bos_token,
-                info.eos_token,
-                name=f"the template {self.url} serves",
-            )
-        named = self.settings.models.llm_template
-        if named:
-            return template_from_file(Path(named).expanduser())
-        if local is not None and local.chat_template:
-            return ChatTemplate(
-                local.chat_template,
-                local.bos_token,
-                local.eos_token,
-                name=f"the chat template of {local.name}",
-            )
-        raise ModelError(
-            f"the model server at {self.url} ({info.kind}) does not offer its chat template, "
-            "and none is configured (no local GGUF with the same vocabulary was found). Fix: "
-            "set models.llm_template to the model's template (a .jinja file, its "
-            "tokenizer_config.json, or a GGUF of the same model), or models.llm_path to a GGUF "
-            "of the same model"
-        )
 
     def _agrees(self, local: Tokenizer) -> bool:
         return local.exact and local.tokenize(AGREEMENT_SAMPLE) == self.server_tokenize(
@@ -381,30 +354,3 @@ class ServedLLM(TemplatedLLM):
 
     def close(self) -> None:
         self._http.close()
-
-
-def template_from_file(path: Path) -> ChatTemplate:
-    """A chat template from a .jinja file, a Hugging Face tokenizer_config.json, or a GGUF."""
-    if not path.is_file():
-        raise ModelError(f"models.llm_template names {path}, which does not exist")
-    if path.suffix == ".gguf":
-        from models.tokenizer import GGUFTokenizer
-
-        vocab = GGUFTokenizer(path)
-        return ChatTemplate(
-            vocab.chat_template, vocab.bos_token, vocab.eos_token, name=f"the template of {path}"
-        )
-    if path.suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
-        source = data.get("chat_template")
-        if isinstance(source, list):  # several named templates: the default one
-            source = next((t["template"] for t in source if t.get("name") == "default"), None)
-        if not isinstance(source, str):
-            raise ModelError(f"{path} has no chat_template")
-
-        def token(key: str) -> str:
-            value = data.get(key) or ""
-            return str(value.get("content", "") if isinstance(value, dict) else value)
-
-        return ChatTemplate(source, token("bos_token"), token("eos_token"), name=str(path))
-    return ChatTemplate(path.read_text(encoding="utf-8"), name=str(path))

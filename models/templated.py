@@ -21,7 +21,7 @@ from typing import Any
 
 from models.base import LLM, CallStats, ParsedOutput, ToolDialect
 from models.chat_template import ChatTemplate
-from models.llm_cache import Checkpoint, PromptCache
+from models.llm_cache import PromptCache, SavedState
 from models.streaming import LoopLocks, Push, call_in_thread, stream_from_thread
 from models.toolcalls import parse_output
 
@@ -99,7 +99,7 @@ class ThreadedLLM(TemplatedLLM):
 
     @abstractmethod
     def _evaluate(self, prompt: str, stats: CallStats, stop: threading.Event | None) -> None:
-        """Worker thread: bring the cache up to `prompt` and checkpoint it, generating nothing;
+        """Worker thread: bring the cache up to `prompt` and save its state, generating nothing;
         `stop` ends it early, keeping what was evaluated."""
 
     def stream(
@@ -171,7 +171,7 @@ class ThreadedLLM(TemplatedLLM):
         earlier run, pinned; False if there is none (or the engine cannot save states)."""
         return False
 
-    def _write_saved(self, directory: Path, checkpoint: Checkpoint) -> None:
+    def _write_saved(self, directory: Path, saved: SavedState) -> None:
         """Save a pinned state for the next run (engines that can)."""
 
     @property

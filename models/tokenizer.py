@@ -7,64 +7,16 @@ counts with cl100k_base for when no model file is available; it says `exact = Fa
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from config import Settings
 from models.base import ModelError, Tokenizer
+from models.cuda_libs import prepare_llama
+from models.llama_log import StderrLog, quiet_stderr, set_verbose
 from models.resolver import resolve
-
-_STDERR_LOCK = threading.Lock()
-
-
-class StderrLog:
-    """What llama.cpp printed while stderr was captured (its load errors are only there)."""
-
-    def __init__(self) -> None:
-        self.text = ""
-
-    def tail(self, lines: int = 3) -> str:
-        """The lines that say what went wrong, else the last few."""
-        kept = [ln.strip() for ln in self.text.splitlines() if ln.strip()]
-        errors = [ln for ln in kept if any(w in ln.lower() for w in ("error", "fail", "unknown"))]
-        return " | ".join((errors or kept)[-lines:])
-
-
-def set_verbose(verbose: bool) -> None:
-    """Route llama.cpp's log through llama-cpp-python's logger at this verbosity."""
-    from llama_cpp._logger import set_verbose as _set
-
-    _set(verbose)
-
-
-@contextlib.contextmanager
-def quiet_stderr() -> Iterator[StderrLog]:
-    """Capture C-level stderr (llama.cpp prints load chatter even with verbose=False)."""
-    log = StderrLog()
-    # llama-cpp-python forwards llama.cpp's errors to Python's sys.stderr; the rest goes
-    # straight to file descriptor 2. Capture both.
-    python_side = io.StringIO()
-    with _STDERR_LOCK, tempfile.TemporaryFile() as sink, contextlib.redirect_stderr(python_side):
-        try:
-            saved = os.dup(2)
-        except OSError:
-            yield log
-            return
-        try:
-            os.dup2(sink.fileno(), 2)
-            yield log
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            native = sink.read()[-20000:].decode("utf-8", errors="replace")
-            log.text = native + python_side.getvalue()[-20000:]
 
 
 def gguf_token_text(metadata: dict[str, str], llama: Any, key: str) -> str:
@@ -85,6 +37,7 @@ class GGUFTokenizer(Tokenizer):
     exact = True
 
     def __init__(self, path: Path) -> None:
+        prepare_llama()  # a prebuilt CUDA wheel's libraries are opened before llama_cpp loads
         from llama_cpp import Llama
 
         self.path = path

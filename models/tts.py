@@ -29,8 +29,8 @@ def split_sentences(text: str) -> list[str]:
 def _voice(path: Path) -> Any:
     """The voice, its onnxruntime session without the CPU memory arena. With the arena (what
     `PiperVoice.load` gives) every sentence longer than any before grows it, and it is never
-    given back: resident memory rose by 350 MB after one 270-character sentence and stayed
-    there. Without it each run's buffers are freed when the run ends."""
+    given back: one 270-character sentence leaves resident memory 350 MB higher for good.
+    Without it each run's buffers are freed when the run ends."""
     import json
 
     import onnxruntime

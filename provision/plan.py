@@ -1,13 +1,13 @@
 """The set-up plan: from what the machine has and what config says, what `./start.sh` will do.
 
-A pure function of a `Machine` and the layered settings (plus one injected call that reads a
-wheel index), so every card can be planned for in a test. It decides the device, how
-llama-cpp-python gets CUDA (built from source where `nvcc` exists, else a published prebuilt
-wheel the machine can reach, else the CPU build with a sentence saying what to install), the
-PyTorch build, the LLM and window from the card table with the memory budget checked, the
-downloads against free disk, and the settings `start.sh` exports for the runtime. A chat model
-on a serving engine (`models.llm_backend = "server"`) is neither chosen, budgeted nor
-downloaded here: the engine holds it; the card, if any, still runs Whisper.
+A pure function of a `Machine`, the layered settings and an `Index` that reads package indexes
+(tests hand it copied pages), so every card can be planned for in a test. It decides the
+device; how PyTorch, llama-cpp-python and the CUDA libraries are installed, from what the
+indexes publish (`install`); the LLM and window from the card table with the memory budget
+checked, but only where the LLM will really run on the card; the downloads against free disk;
+the settings `start.sh` exports for the runtime; and the commands it will run. A chat model on
+a serving engine (`models.llm_backend = "server"`) is neither chosen, budgeted nor downloaded
+here: the engine holds it; the card, if any, still runs Whisper.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from typing import Any
 
 from provision.budget import GIB, MIB, Budget, Estimates, checkpoints_that_fit, vram_budget
 from provision.footprint import QWEN35_SHAPES, ModelShape
+from provision.indexes import Index
+from provision.install import builds, commands
 from provision.machine import Card, Machine
-from provision.routes import IndexReader, llama_route, torch_route
 from provision.settings import Layered
 
 # faster-whisper small.en in CTranslate2 float16 (model.bin and its vocabulary): an estimate.
@@ -224,7 +225,7 @@ def _packaged_models(s: Layered, roles: tuple[str, ...] = ("llm", "stt")) -> lis
     return out
 
 
-def make_plan(m: Machine, s: Layered, read_index: IndexReader) -> dict[str, Any]:
+def make_plan(m: Machine, s: Layered, idx: Index) -> dict[str, Any]:
     messages: list[str] = []
     settings: dict[str, str] = {}
     device = _device(m, s, messages)
@@ -244,18 +245,12 @@ def make_plan(m: Machine, s: Layered, read_index: IndexReader) -> dict[str, Any]
                 "run ./start.sh again, or set models.device and a smaller model yourself."
             )
             device = "cpu"
-            _setting(s, "models.device", "cpu", settings)
-    llama = llama_route(m, s, device, read_index)
-    torch = torch_route(m, s, device)
-    messages += llama.pop("notes") + torch.pop("notes")
-    for name, entry, cuda in (("llama-cpp-python", llama, "+cuda"), ("torch", torch, "+cu")):
-        have = entry["installed"]
-        wants_cuda = entry["route"] != "cpu"
-        if have and wants_cuda and cuda not in have:
-            messages.append(
-                f"{name} {have} is installed without CUDA; `.venv/bin/pip uninstall -y {name}` "
-                "and ./start.sh again installs it as planned."
-            )
+    built = builds(m, s, device, served, idx)
+    if built["device"] != device:
+        device, llm = built["device"], None
+    if device == "cpu" and m.gpus.cards:
+        _setting(s, "models.device", "cpu", settings)
+    messages += built["messages"]
 
     budget: Budget | None = None
     if served:
@@ -282,7 +277,7 @@ def make_plan(m: Machine, s: Layered, read_index: IndexReader) -> dict[str, Any]
             f"{(m.disk_free or 0) / 1e9:.1f} GB free: free some space or set ANNIE_HOME "
             "to a larger disk."
         )
-    return {
+    plan: dict[str, Any] = {
         "device": device,
         "gpu": {
             "cards": [vars(c) for c in m.gpus.cards],
@@ -292,9 +287,13 @@ def make_plan(m: Machine, s: Layered, read_index: IndexReader) -> dict[str, Any]
         "nvcc": {
             "path": m.nvcc.path,
             "version": ".".join(map(str, m.nvcc.version)) if m.nvcc.version else None,
+            "on_path": m.nvcc.on_path,
         },
-        "llama_cpp": llama,
-        "torch": torch,
+        "compiler": m.compiler,
+        "python": m.target.describe(),
+        "llama_cpp": built["llama"],
+        "torch": built["torch"],
+        "cuda_runtime": built["cuda"],
         "llm": llm,
         "budget": budget.as_dict() if budget is not None else None,
         "models": models,
@@ -308,3 +307,5 @@ def make_plan(m: Machine, s: Layered, read_index: IndexReader) -> dict[str, Any]
         "settings": settings,
         "messages": messages,
     }
+    plan["commands"] = commands(plan)
+    return plan

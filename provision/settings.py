@@ -9,6 +9,7 @@ with `config.load_settings`, which the runtime runs on the same layers.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -68,8 +69,28 @@ def merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def parse_list(text: str) -> list[Any]:
+    """A list from an environment string: JSON or TOML (`["cu126", "cu130"]`), or words
+    separated by commas or spaces (`cu126,cu130`, `cu126`); an empty string is an empty list."""
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            try:
+                value = tomllib.loads(f"v = {text}")["v"]
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"not a list: {text!r} ({exc})") from exc
+        if not isinstance(value, list):
+            raise ValueError(f"not a list: {text!r}")
+        return value
+    return [w for w in text.replace(",", " ").split() if w]
+
+
 def _coerce(text: str, like: Any) -> Any:
     """An environment string as the type of the default it overrides."""
+    if isinstance(like, list):
+        return parse_list(text)
     if isinstance(like, bool):
         return text.strip().lower() in ("1", "true", "yes", "on")
     if isinstance(like, int):
@@ -107,7 +128,11 @@ def load(environ: Mapping[str, str] | None = None) -> Layered:
             like = node.get(parts[-1], "")
         except (KeyError, TypeError, AttributeError):
             continue  # config.load_settings names the unknown key; the plan need not
-        layer: dict[str, Any] = {parts[-1]: _coerce(text, like)}
+        try:
+            value = _coerce(text, like)
+        except ValueError as exc:
+            raise ValueError(f"environment variable {name}: {exc}") from exc
+        layer: dict[str, Any] = {parts[-1]: value}
         for part in reversed(parts[:-1]):
             layer = {part: layer}
         merged = merge(merged, layer)

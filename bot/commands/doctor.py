@@ -126,6 +126,8 @@ def _smoke_stt(settings: Settings) -> dict[str, Any]:
         "smoke_ms": round((time.perf_counter() - t1) * 1000),
         "sample_rate": stt.sample_rate,
         "heard": transcript.text[:60],
+        "runs_on": getattr(stt, "device", "cpu"),
+        "cpu_because": getattr(stt, "cpu_because", None),
     }
 
 
@@ -253,15 +255,63 @@ def check_role(role: str, settings: Settings) -> dict[str, Any]:
     return entry
 
 
+def gpu_proof(settings: Settings, device: str) -> dict[str, Any]:
+    """On CUDA, load the chat model as the runtime does and read where llama.cpp put its
+    layers (before the smoke tests, so nothing else holds the card). Off CUDA: not checked."""
+    if device != "cuda" or settings.models.llm_backend == "server":
+        return {"checked": False}
+    from models.cuda_libs import prove_llama
+
+    try:
+        proof = prove_llama(resolve("llm", settings).path, settings.models.llm_gpu_layers)
+    except ModelError as exc:
+        return {"checked": True, "ok": False, "why": str(exc)}
+    why = ""
+    if proof["build"] != "cuda":
+        why = "this llama-cpp-python has no CUDA backend (a CPU build)"
+    elif proof["missing"]:
+        why = f"{', '.join(proof['missing'])} not found (NVIDIA's pip wheels provide them)"
+    elif proof["error"]:
+        why = proof["error"]
+    elif not proof["offloaded"]:
+        why = "llama.cpp put no layers on the card (models.llm_gpu_layers, or card memory)"
+    if why:
+        why += ". Fix: ./start.sh plan shows the CUDA route; `.venv/bin/pip uninstall -y "
+        why += "llama-cpp-python` and ./start.sh again installs it (docs/gpu.md)"
+    return {"checked": True, "ok": not why, "why": why, **proof}
+
+
 def report(settings: Settings) -> dict[str, Any]:
+    device = detect_device(settings)
     out: dict[str, Any] = {
         "versions": versions(),
-        "device": detect_device(settings),
+        "device": device,
         "home": str(settings.home_path),
+        "gpu": gpu_proof(settings, device),
     }
     for role in ROLES:
         out[role] = check_role(role, settings)
+    stt = out["stt"]
+    if out["gpu"]["checked"] and stt.get("runs_on") != "cuda":
+        out["gpu"]["ok"] = False
+        out["gpu"]["stt_why"] = (stt.get("cpu_because") or stt.get("error") or "not on CUDA") + (
+            ". Fix: pip install nvidia-cublas-cu12 (./start.sh does on a card)"
+        )
     return out
+
+
+def _print_gpu(gpu: dict[str, Any], stt: dict[str, Any]) -> None:
+    if not gpu["checked"]:
+        return
+    print(f"\n[{'ok  ' if gpu['ok'] else 'FAIL'}] gpu")
+    if gpu.get("offloaded"):
+        print(f"  llama.cpp:   {gpu['offloaded']}/{gpu['layers']} layers on {gpu['device']}")
+    if gpu.get("why"):
+        print(f"  llama.cpp:   on the CPU: {gpu['why']}")
+    if stt.get("runs_on") == "cuda":
+        print("  CTranslate2: Whisper on CUDA")
+    if gpu.get("stt_why"):
+        print(f"  CTranslate2: Whisper on the CPU: {gpu['stt_why']}")
 
 
 def print_text(data: dict[str, Any]) -> None:
@@ -296,6 +346,7 @@ def print_text(data: dict[str, Any]) -> None:
             _print_memory(entry["memory"])
         if entry.get("error"):
             print(f"  error:  {entry['error']}")
+    _print_gpu(data["gpu"], data["stt"])
 
 
 def _print_memory(mem: dict[str, Any]) -> None:
@@ -335,4 +386,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
     else:
         print_text(data)
-    return 0 if all(data[role]["ok"] for role in ROLES) else 1
+    gpu_ok = data["gpu"].get("ok", True)
+    return 0 if gpu_ok and all(data[role]["ok"] for role in ROLES) else 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from bot.bench.hearing import word_errors, words
+from bench.hearing import word_errors, words
 from models.base import STT, TTS, VAD
 from models.pcm import resample
 

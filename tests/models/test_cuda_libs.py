@@ -1,5 +1,6 @@
 """cuBLAS and cuDNN found in a site-packages tree, opened after their dependencies, and
-Whisper on the CPU in int8, with one line saying why, when CUDA is asked for and cannot work."""
+Whisper on the CPU in int8, with one line saying why, when CUDA is asked for and cannot work;
+the CUDA runtime llama.cpp's backend names, and this machine's CPU build reported as such."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 
 from config import load_settings
 from models import resolve
-from models.cuda_libs import find_libraries, preload, wants_cudnn
+from models.cuda_libs import find_libraries, preload, prepare_llama, prove_llama, wants_cudnn
 from models.stt import WhisperSTT
+from provision.cuda_check import needs
 
 
 def touch(path: Path) -> Path:
@@ -117,3 +119,27 @@ def test_cudnn_is_required_only_by_a_build_that_names_it(tmp_path: Path) -> None
     assert not wants_cudnn(site / "ctranslate2")
     lib.write_bytes(b"\x7fELF ... libcublas.so.12\x00libcudnn.so.9\x00 ...")
     assert wants_cudnn(site / "ctranslate2")
+
+
+def test_the_cuda_runtime_a_library_names_is_read_from_its_bytes(tmp_path: Path) -> None:
+    assert shutil.which("cc"), "no C compiler: ./start.sh test installs gcc (Debian)"
+    build(tmp_path, "libcudart.so.12", "int f(void) { return 0; }")
+    build(tmp_path, "libcublasLt.so.12", "int lt(void) { return 0; }")
+    build(
+        tmp_path,
+        "libcublas.so.12",
+        "int lt(void); int g(void) { return lt(); }",
+        "libcublasLt.so.12",
+    )
+    source = "int f(void); int g(void); int h(void) { return f() + g(); }"
+    backend = build(tmp_path, "libggml-cuda.so", source, "libcudart.so.12", "libcublas.so.12")
+    assert needs(backend) == ["libcublas.so.12", "libcudart.so.12"]
+
+
+def test_this_llama_cpp_python_is_reported_as_the_cpu_build_it_is() -> None:
+    # This machine's llama-cpp-python was compiled for the CPU: no CUDA backend to open, so
+    # nothing is loaded and the report says why before any model load is tried.
+    report = prepare_llama()
+    assert report["build"] == "cpu" and report["library"] == ""
+    proof = prove_llama(Path("/nonexistent.gguf"), gpu_layers=-1)
+    assert proof["build"] == "cpu" and proof["offloaded"] is None and proof["error"] == ""

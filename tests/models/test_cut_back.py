@@ -14,8 +14,8 @@ import pytest
 
 from config import load_settings
 from models import load_llm
+from models.llama_log import quiet_stderr
 from models.llm import LlamaLLM
-from models.tokenizer import quiet_stderr
 from tests.models.test_hybrid_state import fresh_logits
 
 SYSTEM = {"role": "system", "content": "You are Annie, a voice assistant. Keep answers short."}
@@ -23,7 +23,7 @@ SYSTEM = {"role": "system", "content": "You are Annie, a voice assistant. Keep a
 
 @pytest.fixture(scope="module")
 def smol(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaLLM]:
-    # Its own instance with no saved checkpoints, so every reuse shown here is a cut.
+    # Its own instance with no saved states, so every reuse shown here is a cut.
     home = tmp_path_factory.mktemp("cut-home")
     settings = load_settings(
         environ={

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands.doctor import _print_memory, check_role, llm_memory
+from bot.commands.doctor import _print_gpu, _print_memory, check_role, gpu_proof, llm_memory
 from config import load_settings
 from models.footprint import estimate, read_hparams
 
@@ -113,3 +113,28 @@ def test_doctor_names_a_missing_model_without_crashing(tmp_path: Path) -> None:
     assert entry["ok"] is False
     assert entry["path"] is None
     assert str(missing) in entry["error"]
+
+
+def test_doctor_proves_the_card_only_on_cuda_and_names_a_cpu_build(
+    qwen35_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert gpu_proof(load_settings(models={"device": "cpu"}), "cpu") == {"checked": False}
+    settings = load_settings(models={"device": "cuda", "llm_path": str(qwen35_path)})
+    proof = gpu_proof(settings, "cuda")
+    # This machine's llama-cpp-python has no CUDA backend: said, with what to do, before the
+    # model is loaded a second time.
+    assert proof["checked"] is True and proof["ok"] is False
+    assert proof["build"] == "cpu" and proof["offloaded"] is None
+    assert proof["why"].startswith("this llama-cpp-python has no CUDA backend (a CPU build)")
+    assert "pip uninstall -y llama-cpp-python" in proof["why"]
+    _print_gpu({**proof, "stt_why": "no CUDA device. Fix: ..."}, {"runs_on": "cpu"})
+    text = capsys.readouterr().out
+    assert "[FAIL] gpu" in text
+    assert "llama.cpp:   on the CPU: this llama-cpp-python has no CUDA backend" in text
+    assert "CTranslate2: Whisper on the CPU: no CUDA device" in text
+    _print_gpu(
+        {"checked": True, "ok": True, "offloaded": 33, "layers": 33, "device": "CUDA0 (x)"},
+        {"runs_on": "cuda"},
+    )
+    text = capsys.readouterr().out
+    assert "33/33 layers on CUDA0 (x)" in text and "Whisper on CUDA" in text

@@ -70,7 +70,7 @@ async def test_scripted_model_parses_tool_calls_and_runs_out_clearly(tokenizer: 
     assert fake.prompts == [prompt]
     with pytest.raises(ModelError, match="only 1 replies"):
         await collect(fake, prompt)
-    # The failed call went back to the prompt's checkpoint; the answer is evaluated again.
+    # The failed call went back to the prompt's saved state; the answer is evaluated again.
     stats = await fake.prefill(prompt + out)
     assert stats.reused_tokens == fake.count(prompt)
     assert stats.evaluated_tokens == fake.count(out)

@@ -28,7 +28,7 @@ from models.footprint import (
     read_hparams,
     state_bytes,
 )
-from models.tokenizer import quiet_stderr
+from models.llama_log import quiet_stderr
 from testkit.qwen35 import write_qwen35_gguf
 
 MIB = 1024 * 1024

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from bot.bench.hearing import hiss_burst, word_onsets
+from bench.hearing import hiss_burst, word_onsets
 from config import Settings, load_settings
 from context.state_rules import match
 from models import load_stt

@@ -2,9 +2,9 @@
 logits equal a from-scratch evaluation of the same tokens on a fresh context.
 
 Qwen3.5 mixes Gated DeltaNet layers (a recurrent state that cannot be cut back) with
-attention layers. The adapter never rewinds: it extends, restores a whole saved turn
-checkpoint, or starts over. Random weights are deterministic, so any state left behind by a
-wrong move shows up as logits that differ from the reference. Each test also checks how
+attention layers. The adapter never rewinds: it extends, restores a whole state saved at a
+turn boundary, or starts over. Random weights are deterministic, so any state left behind by
+a wrong move shows up as logits that differ from the reference. Each test also checks how
 many tokens were evaluated and how many reused.
 """
 
@@ -24,8 +24,8 @@ from config import Settings
 from context.conversation import Prefix
 from context.ledger import Ledger
 from models import load_llm
+from models.llama_log import quiet_stderr
 from models.llm import LlamaLLM
-from models.tokenizer import quiet_stderr
 
 SYSTEM = {"role": "system", "content": "You are Annie, a voice assistant. " * 4}
 TOOLS = [
@@ -46,7 +46,7 @@ TOOLS = [
 
 @pytest.fixture(scope="module")
 def hybrid(qwen35_settings: Settings) -> Iterator[LlamaLLM]:
-    # Its own instance: the checkpoints and counts asserted here must start from nothing.
+    # Its own instance: the saved states and counts asserted here must start from nothing.
     llm = load_llm(qwen35_settings, n_ctx=2048)
     assert isinstance(llm, LlamaLLM)
     yield llm
@@ -119,7 +119,7 @@ async def test_a_turn_that_extends_the_prompt_evaluates_only_new_tokens(
     await generate(hybrid, hybrid.render(second, TOOLS))
     stats = hybrid.last_stats
     # Random weights babble: where the template trims the answer differently from the
-    # text generated, the model goes back to the turn-boundary checkpoint, never further.
+    # text generated, the model goes back to the state saved at the turn boundary, never further.
     assert len(hybrid.tokenize(prompt)) <= stats.reused_tokens <= len(tokens_before)
     assert stats.reused_tokens + stats.evaluated_tokens == stats.prompt_tokens
     await assert_matches_fresh(hybrid, reference)
@@ -142,14 +142,14 @@ async def test_a_tool_round_extends_without_reprefill(hybrid: LlamaLLM, referenc
     reused_text = hybrid.render(turn, TOOLS)
     await generate(hybrid, prompt)
     stats = hybrid.last_stats
-    # Back to the checkpoint at the turn boundary (the model's own call text differed from
+    # Back to the state saved at the turn boundary (the model's own call text differed from
     # the rendered one), then only the call and both results are evaluated.
     assert stats.reused_tokens == len(hybrid.tokenize(reused_text))
     assert stats.evaluated_tokens == len(hybrid.tokenize(prompt[len(reused_text) :]))
     await assert_matches_fresh(hybrid, reference)
 
 
-async def test_going_back_to_a_turn_checkpoint_restores_it_exactly(
+async def test_going_back_to_a_turn_boundary_restores_its_state_exactly(
     hybrid: LlamaLLM, reference: Any
 ) -> None:
     one = conversation(("Remind me to call the dentist.", ""))
@@ -158,7 +158,7 @@ async def test_going_back_to_a_turn_checkpoint_restores_it_exactly(
     two = [*one, {"role": "assistant", "content": a1}, {"role": "user", "content": "Tomorrow."}]
     await generate(hybrid, hybrid.render(two, TOOLS))
     # A different second turn branches at the end of turn one's prompt: the model cannot
-    # cut its recurrent state back, so it restores the checkpoint saved there.
+    # cut its recurrent state back, so it restores the state saved there.
     branch = [*one, {"role": "assistant", "content": a1}, {"role": "user", "content": "No."}]
     p3 = hybrid.render(branch, TOOLS)
     await generate(hybrid, p3)
@@ -255,7 +255,7 @@ async def test_cancelling_mid_prefill_keeps_what_was_evaluated(
     await assert_matches_fresh(hybrid, reference)
 
 
-async def test_the_pinned_head_outlives_the_turn_checkpoints_and_restores_exactly(
+async def test_the_pinned_head_outlives_the_saved_turn_states_and_restores_exactly(
     hybrid: LlamaLLM, reference: Any
 ) -> None:
     # The head every session shares ends inside the system message, where a briefing begins.
@@ -263,7 +263,7 @@ async def test_the_pinned_head_outlives_the_turn_checkpoints_and_restores_exactl
     head = Ledger(hybrid, window=2048, output_reserve_tokens=64).shared_head(prefix)
     assert head and not head.endswith("<|im_end|>\n")
     await hybrid.prefill(head, pin=True)
-    # More conversations than the turn checkpoints hold: each evicts the oldest.
+    # More conversations than the saved turn states hold: each evicts the oldest.
     for n in range(hybrid.settings.models.llm_checkpoints + 1):
         await generate(hybrid, hybrid.render(conversation((f"Question {n}?", "")), TOOLS))
     briefed = replace(prefix, briefing="The booking reference is KX42.")

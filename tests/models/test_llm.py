@@ -104,7 +104,7 @@ async def test_second_turn_evaluates_only_its_new_tokens(llm: LLM) -> None:
     assert not stats.full_reprefill
 
 
-async def test_going_back_to_a_turn_boundary_restores_a_checkpoint(llm: LLM) -> None:
+async def test_going_back_to_a_turn_boundary_restores_its_saved_state(llm: LLM) -> None:
     turn1 = [fresh_system(), {"role": "user", "content": "Say something about cats."}]
     prompt1 = llm.render(turn1)
     first = await collect(llm, prompt1, max_tokens=12)

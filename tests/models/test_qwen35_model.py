@@ -17,7 +17,7 @@ import pytest
 from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from models.tokenizer import quiet_stderr
+from models.llama_log import quiet_stderr
 from testkit.qwen35 import QWEN35_TEMPLATE, write_qwen35_gguf
 
 PROMPT = "<|im_start|>user\nIs there anything on the task list for me?<|im_end|>\n"

@@ -14,8 +14,9 @@ import pytest
 
 from context.ledger import Ledger
 from models import LLM, ModelError, load_llm
-from models.served import AGREEMENT_SAMPLE, ServedLLM, template_from_file
+from models.served import AGREEMENT_SAMPLE, ServedLLM
 from models.served_api import CallFigures, ServerInfo, completion_body, read_figures
+from models.served_template import template_from_file
 from testkit.llama_server import LlamaCppServer, free_port
 from tests.conftest import served_settings
 from tests.context.helpers import random_conversation

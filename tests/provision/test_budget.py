@@ -11,9 +11,9 @@ from pathlib import Path
 from config import Settings
 from provision.budget import GIB, MIB, Estimates, checkpoints_that_fit, vram_budget
 from provision.footprint import QWEN35_9B, estimate
-from provision.machine import Card, Gpus, Machine
+from provision.indexes import Offline
+from provision.machine import Card, Gpus, Machine, Nvcc
 from provision.plan import choose_llm, make_plan
-from provision.routes import best_wheel
 from provision.settings import DEFAULT_TOML, load
 
 # Qwen3.5-9B config.json: 32 layers, full attention every 4th, 4 KV heads of 256; Gated
@@ -21,6 +21,14 @@ from provision.settings import DEFAULT_TOML, load
 LAYERS, INTERVAL, KV_HEADS, HEAD_DIM = 32, 4, 4, 256
 K_HEADS, V_HEADS, LIN_DIM, CONV = 16, 32, 128, 4
 Q4_K_M = 5_680_522_464  # unsloth/Qwen3.5-9B-GGUF, Qwen3.5-9B-Q4_K_M.gguf
+
+
+def gpu_box(card: Card, mem: int, disk: int | None = None) -> Machine:
+    """A CUDA 12.4 box with the toolkit and a compiler: llama.cpp is built for the card from
+    source, so the LLM runs on it without any index being read."""
+    nvcc = Nvcc("/usr/local/cuda/bin/nvcc", (12, 4))
+    gpus = Gpus((card,), (12, 4), "ok")
+    return Machine(gpus, nvcc, "/usr/bin/c++", mem_available=mem, disk_free=disk)
 
 
 def test_qwen35_9b_kv_and_recurrent_state_from_the_published_hyperparameters() -> None:
@@ -75,27 +83,11 @@ def test_the_planner_reads_the_same_defaults_as_the_runtime(tmp_path: Path) -> N
     assert DEFAULT_TOML.is_file()
 
 
-def test_the_newest_wheel_for_this_python_at_or_above_the_minimum() -> None:
-    names = [
-        "llama_cpp_python-0.3.4-cp311-cp311-linux_x86_64.whl",
-        "llama_cpp_python-0.3.36-cp311-cp311-linux_x86_64.whl",
-        "llama_cpp_python-0.3.40-cp312-cp312-linux_x86_64.whl",
-        "llama_cpp_python-0.3.41-cp311-cp311-win_amd64.whl",
-    ]
-    assert best_wheel(names, "cp311", "0.3.36") == "0.3.36"
-    assert best_wheel(names, "cp312", "0.3.36") == "0.3.40"
-    assert best_wheel(names, "cp311", "0.3.37") is None
-    labelled = [
-        "llama_cpp_python-0.3.38+cu124-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
-    ]
-    assert best_wheel(labelled, "cp311", "0.3.36") == "0.3.38"
-
-
 def test_host_memory_lowers_the_checkpoints_and_exports_them(tmp_path: Path) -> None:
     s = load({"ANNIE_HOME": str(tmp_path)})
     card = Card("NVIDIA Test", 12288, 11800, "550")
-    machine = Machine(gpus=Gpus((card,), (12, 4), "ok"), mem_available=6 * GIB, disk_free=10**12)
-    plan = make_plan(machine, s, lambda url: None)
+    machine = gpu_box(card, 6 * GIB, 10**12)
+    plan = make_plan(machine, s, Offline())
     assert plan["llm"]["checkpoints"] == 1
     assert plan["settings"]["ANNIE_MODELS__LLM_CHECKPOINTS"] == "1"
     assert plan["budget"]["checkpoints"] == 1
@@ -105,8 +97,8 @@ def test_host_memory_lowers_the_checkpoints_and_exports_them(tmp_path: Path) -> 
 def test_too_little_disk_is_said_before_anything_downloads(tmp_path: Path) -> None:
     s = load({"ANNIE_HOME": str(tmp_path)})
     card = Card("NVIDIA Test", 12288, 11800, "550")
-    machine = Machine(gpus=Gpus((card,), (12, 4), "ok"), mem_available=32 * GIB, disk_free=10**9)
-    plan = make_plan(machine, s, lambda url: None)
+    machine = gpu_box(card, 32 * GIB, 10**9)
+    plan = make_plan(machine, s, Offline())
     assert plan["disk"]["ok"] is False
     assert plan["disk"]["need_bytes"] >= Q4_K_M
     assert any("free some space" in m for m in plan["messages"])
@@ -117,8 +109,8 @@ def test_a_model_already_in_annie_home_needs_no_download(tmp_path: Path) -> None
     card = Card("NVIDIA Test", 12288, 11800, "550")
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "Qwen3.5-9B-Q4_K_M.gguf").write_bytes(b"GGUF")
-    machine = Machine(gpus=Gpus((card,), (12, 4), "ok"), mem_available=32 * GIB)
+    machine = gpu_box(card, 32 * GIB)
     llm = choose_llm(machine, s, card)
     assert llm is not None and llm["file"] == "Qwen3.5-9B-Q4_K_M.gguf"
-    plan = make_plan(machine, s, lambda url: None)
+    plan = make_plan(machine, s, Offline())
     assert plan["models"][0]["source"] == "present"
