@@ -1,7 +1,8 @@
 """Dispatch `python -m bot COMMAND` to `bot.commands.COMMAND`.
 
 Each command module defines `HELP: str`, `add_arguments(parser)` and `run(args) -> int`,
-and is imported only when chosen, so `ask` does not pay for loading the voice stack.
+and is imported only when chosen, so `ask` does not pay for loading the voice stack. The
+one-line summaries `--help` lists are kept here, so listing them imports no command module.
 """
 
 from __future__ import annotations
@@ -14,24 +15,49 @@ from config import ConfigError
 from memory.db import StoreError
 from models.base import ModelError
 
-COMMANDS = ["serve", "chat", "ask", "tasks", "reminders", "briefing", "replay", "doctor", "bench"]
+# The one-line summary of each command, in the order `--help` lists them.
+COMMANDS: dict[str, str] = {
+    "serve": "serve the voice page (default http://127.0.0.1:8765)",
+    "chat": "talk with Annie in the terminal",
+    "ask": "answer one question, or one per line from stdin",
+    "tasks": "add, list and complete tasks",
+    "reminders": "add, list and complete reminders",
+    "briefing": "print the briefing the next session will get, with sources",
+    "replay": "replay a recorded session through the ledger and compaction",
+    "doctor": "check versions, the device and every model, each run once",
+    "bench": "run a benchmark (python -m bot bench --help lists them)",
+}
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Leaves room for the longest command name, so each summary starts on its name's line.
+
+    argparse measures subcommands at their section's indent, not at the deeper one it prints
+    them at, so a command name as long as "reminders" would otherwise get a line of its own.
+    """
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog)
+        self._action_max_length = 4 + max(len(name) for name in COMMANDS)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(
-        prog="python -m bot", description="Annie, a local voice assistant"
+        prog="python -m bot",
+        description="Annie, a local voice assistant",
+        formatter_class=_Formatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
-    for name in COMMANDS:
+    for name, summary in COMMANDS.items():
         if name == chosen:
             module = importlib.import_module(f"bot.commands.{name}")
-            p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+            p = sub.add_parser(name, help=summary, description=module.HELP)
             module.add_arguments(p)
             p.set_defaults(_run=module.run)
         else:
-            sub.add_parser(name, add_help=False)
+            sub.add_parser(name, help=summary, add_help=False)
     args = parser.parse_args(argv)
     try:
         return int(args._run(args))

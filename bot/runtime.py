@@ -1,11 +1,13 @@
 """The runtime every front end shares: settings, the store, one model for all sessions, tools.
 
-`Runtime(settings)` loads engines lazily (the LLM on first use, the embedder when a tool or
-per-turn recall first needs it, after which the store searches with it too); tests and
-benchmarks inject their own (`Runtime(settings, llm=ScriptedLLM(...), store=Store())`).
+`Runtime(settings)` loads engines lazily (the LLM on first use, the embedder when the state
+path, a tool or per-turn recall first needs it, after which the store searches with it too);
+tests and benchmarks inject their own (`Runtime(settings, llm=ScriptedLLM(...), store=Store())`).
 One LLM serves every session: the adapter queues calls on a FIFO lock, so sessions never
 interleave inside the model. `open_session()` starts a conversation with its own ledger,
-assembler, loaded tool groups and compaction hooks. `reminders` is the scheduler that fires
+assembler, loaded tool groups and compaction hooks; `answer_chain()` is the one chain of
+answerers every session (and `ask`) decides with. The runtime keeps the open sessions; a
+session that closes drops out of `sessions`. `reminders` is the scheduler that fires
 reminders from the table and tells every open session (the serving front end starts it).
 """
 
@@ -18,9 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.reminders import ReminderScheduler
-from bot.tools.approval import executor
+from bot.tools.approval import approved_runner
 from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
+from bot.turn.answers import AnswerChain
+from bot.turn.reminders import ReminderScheduler
 from compaction import create_hooks
 from compaction.briefing import build_briefing, notes_block
 from compaction.hooks import HookContext, HooksFactory
@@ -30,10 +33,9 @@ from context.conversation import Conversation, Prefix
 from context.ledger import Ledger
 
 if TYPE_CHECKING:
-    from bot.events import Event
-    from bot.session import Session
+    from bot.turn.events import Event
+    from bot.turn.session import Session
     from context.intents import IntentIndex
-    from context.state import StateResolver
     from memory.rows import ReminderRow
     from memory.store import Store
     from models.base import LLM, CallStats, Embedder, Tokenizer
@@ -70,7 +72,7 @@ class Runtime:
         registry: ToolRegistry | None = None,
         hooks_factory: HooksFactory | None = None,
         system_prompt: str | None = None,
-        state_path: bool = True,
+        answer_stages: tuple[str, ...] = ("reminder", "approval", "state"),
     ) -> None:
         self.settings = settings
         self._llm = llm
@@ -85,9 +87,10 @@ class Runtime:
         self.system_prompt = (
             system_prompt if system_prompt is not None else load_system_prompt(settings)
         )
-        self.state_path = state_path
+        # The chain's stages before the model; replay of a recorded trace keeps only the model.
+        self.answer_stages = answer_stages
         self._intents: IntentIndex | None = None
-        self.sessions: list[Session] = []
+        self._sessions: list[Session] = []
         self._closed = False
         self._head_kept = False
         # Set by the first user activity: the head evaluated at start-up yields to them.
@@ -109,6 +112,10 @@ class Runtime:
     @property
     def has_llm(self) -> bool:
         return self._llm is not None
+
+    @property
+    def has_embedder(self) -> bool:
+        return self._embedder is not None
 
     @property
     def store(self) -> Store:
@@ -159,22 +166,32 @@ class Runtime:
         copy.context.window = self.window
         return copy
 
-    def state_resolver(self, usage: Callable[[], tuple[int, int]] | None = None) -> StateResolver:
+    def answer_chain(
+        self, usage: Callable[[], tuple[int, int]] | None = None, *, store_error: str = ""
+    ) -> AnswerChain:
+        """The chain of answerers before the model, with every stage loaded: the state path's
+        candidate stage loads the embedding model at the first question that needs it.
+        `usage` tells the context answer how full the asking session is; `store_error` says
+        why the store could not be opened (its answers then say they cannot read it)."""
         from context.state import StateResolver
 
+        store = None if store_error else self.store
+        resolver = StateResolver(
+            store, self.settings, usage, store_error=store_error, intents=self.intents
+        )
         # A yes runs the approved tool itself, with the stored parameters.
-        run = executor(self.registry, self.settings, self.store, lambda: self.embedder)
-        return StateResolver(self.store, self.settings, usage, executor=run, intents=self.intents)
+        run = approved_runner(self.registry, self.settings, store, lambda: self.embedder)
+        return AnswerChain(
+            store, resolver, run, store_error=store_error, stages=list(self.answer_stages)
+        )
 
     @property
     def intents(self) -> IntentIndex:
-        """The state path's candidate stage, shared by every session. It embeds with the
-        embedding model once something else has loaded it (serve, recall, a tool), never
-        loading it itself: until then the anchored rules alone decide."""
+        """The state path's candidate stage, shared by every session and `ask`."""
         if self._intents is None:
             from context.intents import IntentIndex
 
-            self._intents = IntentIndex(lambda: self._embedder)
+            self._intents = IntentIndex(lambda: self.embedder)
         return self._intents
 
     def _ledger(self, settings: Settings) -> Ledger:
@@ -212,20 +229,29 @@ class Runtime:
 
     # --- sessions -----------------------------------------------------------------------
 
+    @property
+    def sessions(self) -> list[Session]:
+        """The sessions open now."""
+        return list(self._sessions)
+
+    def ended(self, session: Session) -> None:
+        """`session` closed (tier 3 done): it leaves the open sessions."""
+        if session in self._sessions:
+            self._sessions.remove(session)
+
     def open_session(
         self,
         *,
         on_event: Callable[[Event], None] | None = None,
         meta: dict[str, Any] | None = None,
-        record_metrics: bool | None = None,
+        record_metrics: bool = True,
     ) -> Session:
         """A new conversation: fixed head built now (briefing, notes, core tool schemas).
 
-        `record_metrics`: store each turn's stage timings. Default: on, except for the voice
-        front end (`meta={"front_end": "voice"}`), which stores its own end-to-end timings
-        (speech, model, synthesis) under the same turn id.
+        `record_metrics`: store each turn's stage timings; off for a front end that stores
+        its own end-to-end timings (the voice loop: speech, model, synthesis) under the turn id.
         """
-        from bot.session import Session
+        from bot.turn.session import Session
 
         if self._closed:
             raise RuntimeError("the runtime is closed")
@@ -255,6 +281,11 @@ class Runtime:
                 protects=self.registry.protects(),
             )
         )
+
+        def usage() -> tuple[int, int]:
+            u = ledger.usage(conv)
+            return u.total, u.window
+
         session = Session(
             self,
             settings=settings,
@@ -263,14 +294,14 @@ class Runtime:
             assembler=assembler,
             tools=tools,
             hooks=hooks,
+            store=self.store,
+            llm=llm,
+            embedder=lambda: self.embedder,
+            chain=self.answer_chain(usage),
             on_event=on_event,
-            record_metrics=(
-                record_metrics
-                if record_metrics is not None
-                else (meta or {}).get("front_end") != "voice"
-            ),
+            record_metrics=record_metrics,
         )
-        self.sessions.append(session)
+        self._sessions.append(session)
         return session
 
     def yield_model(self, session: Session) -> None:

@@ -1,4 +1,4 @@
-"""Three-tier compaction (seed 003): clear tool results, summarize in idle time, persist on exit.
+"""Three-tier compaction: clear tool results, summarize in idle time, persist on exit.
 
 `create_hooks(ctx)` is what the session loop and `replay` install (see `compaction.hooks`); it
 returns a `Compactor`, one per session.

@@ -1,7 +1,7 @@
 """The base of every typed event Annie emits, and the compaction event.
 
 Each event serializes to one JSON object with a `type` field. The base lives here, in the
-lowest package that emits an event (compaction reports each tier it ran), so `bot.events`
+lowest package that emits an event (compaction reports each tier it ran), so `bot.turn.events`
 builds the session's own events on it without compaction importing upward.
 """
 

@@ -5,7 +5,7 @@ session by `build_prefix`; each turn `admit_turn` appends that turn's state snap
 when it changed), its evidence (deduplicated, ranked, within budget) and the request, and
 `admit_tool_result` admits results (a preview with the id when too large): the functions of
 `context.admission`. `assemble` guarantees prompt + output reserve <= window; on overflow it
-trims in the seed's order (`context.overflow.fit`) and never drops the request, the policy,
+trims in the fixed overflow order (`context.overflow.fit`) and never drops the request, the policy,
 pinned items or the current state. Every cut is a recorded omission with its recovery call,
 and the envelope's manifest lists everything admitted and everything left out.
 

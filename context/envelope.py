@@ -1,4 +1,4 @@
-"""The typed record of one model call: seed 000's `ContextEnvelope` and its audit manifest.
+"""The typed record of one model call (`ContextEnvelope`) and its audit manifest.
 
 The assembler returns an envelope for every call: what is in each lane, with provenance and
 exact token counts, the budget by lane, and every omission with the call that recovers it
@@ -39,7 +39,7 @@ class ContextItem(_Model):
     observed_at: float
     expires_at: float | None = None
     sensitivity: Sensitivity = "normal"
-    # Seed 000's name; here it is the exact count from the model's tokenizer.
+    # Despite the name, the exact count from the model's tokenizer.
     token_estimate: int
     admission_reason: str
     content: str
@@ -88,7 +88,7 @@ class Omission(_Model):
 
 
 class ContextEnvelope(_Model):
-    """Seed 000's data contract for one model call."""
+    """The data contract for one model call: what each lane holds, the budget, what was left out."""
 
     request: UserRequest | None
     scope: Scope

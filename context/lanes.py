@@ -1,4 +1,4 @@
-"""The context lanes (seed 000): the one list of them, and the budget each is held to.
+"""The context lanes: the one list of them, and the budget each is held to.
 
 Every model-visible token belongs to one lane: the policy (system prompt), the request, the
 current state (Work Index snapshots), the recent history, retrieved evidence, tool schemas

@@ -11,8 +11,8 @@ Two modes, chosen once by probing the template with a sample conversation:
   two-message probe (`context.segments`); the prompt is the concatenation of cached segments,
   a run of tool results joined into one turn as Qwen's templates write it. O(new text).
 - `chain` (templates whose output for a message depends on its neighbours): segments come
-  from renders of the growing prefix and the total from tokenizing the whole prompt. Exact,
-  but O(context) per turn; the usage says which mode produced it.
+  from renders of the growing prefix (`context.chain`) and the total from tokenizing the
+  whole prompt. Exact, but O(context) per turn; the usage says which mode produced it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from context.chain import ChainTexts
 from context.codec import Codec, TemplateCodec, codec_for
 from context.conversation import Conversation, Item, Prefix
 from context.lanes import FIXED_LANE, LANES
@@ -90,13 +91,6 @@ def _fixed_lanes(fixed: PrefixCost) -> dict[str, int]:
     return by_lane
 
 
-@dataclass
-class _Chain:
-    keys: list[tuple[Any, ...]] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    prefix_key: str = ""
-
-
 class Ledger:
     """Exact, cached token accounting over one model's tokenizer and chat template."""
 
@@ -111,7 +105,7 @@ class Ledger:
         self._counts: dict[str, int] = {}
         self._segments: dict[tuple[Any, ...], tuple[str, int]] = {}
         self._prefix: dict[str, tuple[str, PrefixCost]] = {}
-        self._chains: dict[str, _Chain] = {}
+        self._chains = ChainTexts(self.codec)
         self._memo: dict[int, tuple[Item, tuple[Any, ...], tuple[str, int]]] = {}
         self._prefix_memo: dict[int, tuple[Prefix, tuple[Any, ...], PrefixCost]] = {}
         self._tallies: dict[str, _Tally] = {}
@@ -213,30 +207,6 @@ class Ledger:
 
     # --- the whole prompt ---------------------------------------------------------------
 
-    def _chain_texts(self, conv: Conversation) -> list[str]:
-        """Chain mode: each item's text as rendered after its real predecessors."""
-        chain = self._chains.setdefault(conv.session_id, _Chain())
-        prefix_key = json.dumps([conv.prefix.system_content(), conv.prefix.tools])
-        keys = [item.render_key() for item in conv.items]
-        same = 0
-        if chain.prefix_key == prefix_key:
-            while same < min(len(keys), len(chain.keys)) and keys[same] == chain.keys[same]:
-                same += 1
-        del chain.keys[same:], chain.texts[same:]
-        chain.prefix_key = prefix_key
-        messages = conv.messages()
-        tools = conv.prefix.tools or None
-        prev = self.codec.render(messages[: same + 1], tools, False)
-        for i in range(same, len(keys)):
-            full = self.codec.render(messages[: i + 2], tools, False)
-            chain.keys.append(keys[i])
-            # A message that joins the previous one's turn (a run of tool results) takes
-            # that turn's closing text over; the total is exact either way (see usage).
-            shared = common_prefix_len(prev, full)
-            chain.texts.append(full[shared:])
-            prev = full
-        return list(chain.texts)
-
     def prompt(self, conv: Conversation, *, add_generation_prompt: bool = True) -> str:
         """The prompt exactly as the model sees it."""
         if self.mode == "chain":
@@ -331,7 +301,7 @@ class Ledger:
         by_turn: dict[int, int] = {}
         by_item: dict[str, int] = {}
         request = self._request_item(conv)
-        chain = self._chain_texts(conv)
+        chain = self._chains.texts(conv)
         for i, item in enumerate(conv.items):
             n = self.count(chain[i])
             comp = "cleared" if item.cleared else _KIND_COMPONENT.get(item.kind, item.kind)
@@ -366,7 +336,7 @@ class Ledger:
         """Prompt tokens before `conv.items[index]`: an edit there re-prefills the rest."""
         n = self.prefix_cost(conv.prefix).total
         if self.mode == "chain":
-            texts = self._chain_texts(conv)
+            texts = self._chains.texts(conv)
             return n + sum(self.count(t) for t in texts[:index])
         return n + sum(self.item_segment(item)[1] for item in conv.items[:index])
 

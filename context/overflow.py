@@ -1,4 +1,4 @@
-"""Overflow: trim in seed 000's order until the prompt plus the output reserve fits.
+"""Overflow: trim in a fixed order until the prompt plus the output reserve fits.
 
 Reloadable tool output goes first (older turns before the current one), then duplicate
 evidence and superseded state snapshots, then whole old turns behind a single marker. The
@@ -19,7 +19,7 @@ class ContextOverflowError(RuntimeError):
 
 
 def fit(conv: Conversation, ledger: Ledger) -> tuple[Usage, list[str]]:
-    """Trim in the seed's order until prompt + output reserve fits; returns the trimmed ids."""
+    """Trim in the order above until prompt + output reserve fits; returns the trimmed ids."""
     usage = ledger.usage(conv)
     if usage.fits:
         return usage, []

@@ -9,9 +9,9 @@ without one the rules work alone. The answers themselves are in `context.state_a
 When a source cannot be read the answer says so instead of turning absence of data into
 "nothing".
 Approvals are read here too (`memory.approvals`): "what do I need to approve?" names each
-waiting action with its exact parameters, "anything pending on me?" counts them, and a "yes"
-or "no" resolves the open approval of the conversation that asks (`session_id`), never
-another conversation's.
+waiting action with its exact parameters (marking the ones this conversation can answer), and
+"anything pending on me?" counts them. A "yes" or "no" is not a status question: the turn's
+chain of answerers resolves it before the state path.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from context import state_answers as answers
 from context.spoken import count_words, join_spoken, spoken_date, spoken_time, spoken_when
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResult
 from context.state_rules import Intent, Match, match
-from memory import approvals
 from memory.db import StoreError
 
 if TYPE_CHECKING:
@@ -67,17 +66,14 @@ class StateResolver:
         context_usage: Callable[[], tuple[int, int]] | None = None,
         *,
         store_error: str = "",
-        executor: approvals.Executor | None = None,
         intents: IntentIndex | None = None,
     ) -> None:
         # `store` may be None when the file could not be opened; task answers then say so.
-        # `executor` runs an approved action; without one a "yes" says it cannot act here.
         # `intents` proposes intents by embedding; without it the anchored rules alone decide.
         self.store = store
         self.settings = settings
         self.context_usage = context_usage
         self.store_error = store_error
-        self.executor = executor
         self.intents = intents
 
     def resolve(
@@ -90,38 +86,20 @@ class StateResolver:
     ) -> StateResult | None:
         """The rendered answer, or None. `extra` are intents a classifier proposes.
 
-        `session_id` is the conversation asking: a "yes" or "no" answers only its approvals
-        (without one, none), and approval lists mark which ones it can answer."""
+        `session_id` is the conversation asking: approval lists mark which ones it can answer."""
         start = time.perf_counter()
         at = (now or datetime.now()).astimezone()
-        result = self._approval(text, at, session_id)
+        propose = self.intents.propose if self.intents is not None else None
+        found = match(text, extra, propose)
+        if found is None:
+            return None
+        result = self._render(found, at, session_id)
         if result is None:
-            propose = self.intents.propose if self.intents is not None else None
-            found = match(text, extra, propose)
-            if found is None:
-                return None
-            result = self._render(found, at, session_id)
-            if result is None:
-                return None
+            return None
         result.latency_ms = (time.perf_counter() - start) * 1000.0
         return result
 
     # --- dispatch -----------------------------------------------------------------------
-
-    def _approval(self, text: str, now: datetime, session_id: str | None) -> StateResult | None:
-        decision = approvals.confirmation(text)
-        if decision is None:
-            return None
-        if self.store is None:
-            # Without the ledger there is nothing to confirm; saying "done" would be a lie.
-            return StateResult(CANT_READ_APPROVALS, "approval")
-        try:
-            out = approvals.answer(self.store.approvals, decision, session_id, now, self.executor)
-        except (StoreError, sqlite3.Error):
-            return StateResult(CANT_READ_APPROVALS, "approval")
-        if out is None:
-            return None
-        return StateResult(out.text, "approval", out.sources, spoken=out.spoken)
 
     def _render(self, found: Match, now: datetime, session_id: str | None) -> StateResult | None:
         intent = found.intent

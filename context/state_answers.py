@@ -1,7 +1,7 @@
 """The state path's answers about records: tasks, approvals, the schedule, and notes.
 
 Each renderer reads the store's typed tables and returns one short spoken answer with the
-ids of the records it named. Seed 000's rules are applied literally: pending means
+ids of the records it named. The state path's rules are applied literally: pending means
 `pending != "none"` (and not done), an empty pending set is "Nothing needs you right now.",
 completed work is never used as padding. These functions let a store failure propagate;
 the resolver turns it into "I can't read ..." so absence of data never becomes "nothing".

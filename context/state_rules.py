@@ -14,15 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
 from context import state_vocab
 from context.normalize import normalize
+from context.state_vocab import INTENTS, Intent
 
-Intent = Literal[
-    "approvals", "pending", "list", "blocked", "schedule", "time", "date", "context", "remember"
-]
-INTENTS: tuple[Intent, ...] = get_args(Intent)
+__all__ = ["INTENTS", "Intent", "Match", "match", "normalize"]
+
 Day = Literal["today", "tomorrow", "week", "upcoming"]
 
 

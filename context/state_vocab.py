@@ -2,7 +2,7 @@
 
 The anchored rules in `context.state_rules` know a fixed set of sentence shapes. People ask
 the same status questions in many more shapes, and a classifier over sentence embeddings
-finds the likely intent of those; but a classifier is never allowed to decide (seed 000).
+finds the likely intent of those; but on the deterministic state path a classifier never decides.
 These rules do: a proposed intent is answered only when every word of the normalized
 sentence belongs to that intent's vocabulary (its own words plus the words any question is
 built from) and the sentence holds one of the intent's slot words. One word from outside
@@ -14,10 +14,13 @@ decides whether a turn is worth embedding at all.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Literal, get_args
 
-if TYPE_CHECKING:
-    from context.state_rules import Intent
+# The status questions the state path answers.
+Intent = Literal[
+    "approvals", "pending", "list", "blocked", "schedule", "time", "date", "context", "remember"
+]
+INTENTS: tuple[Intent, ...] = get_args(Intent)
 
 
 def _words(text: str) -> frozenset[str]:

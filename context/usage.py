@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class PrefixCost:
-    """Tokens of the fixed head of the prompt, by component (seed 003's "fixed overhead")."""
+    """Tokens of the fixed head of the prompt, by component: the fixed overhead every call pays."""
 
     system_prompt: int
     tool_schemas: int

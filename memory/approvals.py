@@ -7,17 +7,17 @@ typed, or the page's Approve button, which sends the same yes) runs those stored
 never freshly generated ones, once, before the approval expires, and only in the
 conversation that asked: a yes in another conversation does nothing and says so.
 
-Running the action needs the tools, which sit above this layer, so `answer` takes the
-execution as a callable (`Executor`) that the caller passes in. `render` is the only way a
-pending approval is written into a prompt: the state snapshot, the next-session briefing and
-compaction's protected-item check all use it, so the check finds exactly what was written.
+Running the action needs the tools, which sit above this layer: `take` only resolves the
+approval, and the turn above runs its stored call and hands the result to the model as that
+call's tool result. `render` is the only way a pending approval is written into a prompt:
+the state snapshot, the next-session briefing and compaction's protected-item check all use
+it, so the check finds exactly what was written.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -69,6 +69,10 @@ POLICY: dict[str, Rule] = {
     "complete_reminder": Rule("mark a reminder done", needs_approval=False),
     "cancel_reminder": Rule("cancel a reminder", needs_approval=False),
 }
+
+
+# The tools that reach the network: a user who allows one for the session allows both.
+WEB_TOOLS = ("web_search", "fetch_webpage")
 
 
 def needs_approval(tool: str) -> bool:
@@ -215,8 +219,6 @@ def describe(approval: ApprovalRow) -> str:
 # --- yes or no --------------------------------------------------------------------------
 
 Decision = Literal["yes", "no"]
-# Runs an approved action with its stored parameters: approval -> (ok, what happened).
-Executor = Callable[[ApprovalRow], tuple[bool, str]]
 
 _YES_MARK = {
     "yes", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm", "confirmed", "approve",
@@ -238,12 +240,35 @@ _NO_FILL = {
 }  # fmt: skip
 
 
+# "Yes, and don't ask again": a yes that also allows the tool for the rest of the session.
+_STANDING = re.compile(
+    r"\b(?:and\s+)?(?:(?:you\s+)?dont\s+(?:need\s+to\s+|have\s+to\s+)?ask(?:\s+me)?\s+again"
+    r"|no\s+need\s+to\s+ask(?:\s+me)?\s+again|stop\s+asking(?:\s+me)?"
+    r"|(?:for\s+)?the\s+rest\s+of\s+(?:the|this)\s+(?:session|conversation)"
+    r"|from\s+now\s+on|always)\b"
+)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z ]+", " ", text.lower().replace("'", "")).split())
+
+
+def standing(text: str) -> bool:
+    """Whether a yes also allows the tool for the rest of the session ("yes, and don't ask
+    again", "yes, always", "go ahead from now on")."""
+    return confirmation(text) == "yes" and _STANDING.search(_words(text)) is not None
+
+
 def confirmation(text: str) -> Decision | None:
     """ "yes" or "no" when the whole reply is a confirmation or a refusal, else None.
 
     Only a reply made of confirmation words alone counts: "yes, and also add milk" carries a
-    new request, so it goes to the model."""
-    words = re.sub(r"[^a-z ]+", " ", text.lower().replace("'", "")).split()
+    new request, so it goes to the model. A standing yes ("yes, don't ask again") is a yes."""
+    plain = _words(text)
+    rest = _STANDING.sub(" ", plain).split()
+    if rest != plain.split() and (not rest or all(w in _YES_MARK or w in _YES_FILL for w in rest)):
+        return "yes"
+    words = plain.split()
     if not words or len(words) > 8:
         return None
     if any(w in _NO_MARK for w in words) and all(w in _NO_MARK or w in _NO_FILL for w in words):
@@ -259,33 +284,11 @@ def confirmation(text: str) -> Decision | None:
 
 @dataclass
 class Outcome:
-    """What a yes or no did, and the approval it answered. `spoken`, when set, is what the
-    voice says instead of `text`: an approved tool's long result (a fetched page) is shown
-    whole, and only its start is read out."""
+    """What a yes or no said when nothing may run (expired, another conversation's, answered
+    already), and the approval it was about."""
 
     text: str
     sources: list[str] = field(default_factory=list)
-    spoken: str = ""
-
-
-# An approved result longer than this is read out only up to its first sentence (cut here).
-SPOKEN_RESULT_WORDS = 40
-REST_ON_PAGE = "The rest is on the page."
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")  # a sentence, or a line (a page's title)
-
-
-def spoken_form(text: str) -> str:
-    """What to say of a long result: its first sentence (at most `SPOKEN_RESULT_WORDS`
-    words), then that the rest is on the page; "" when the text is short enough to say."""
-    if len(text.split()) <= SPOKEN_RESULT_WORDS:
-        return ""
-    first = _SENTENCE.split(text.strip(), maxsplit=1)[0].split()
-    head = " ".join(first[:SPOKEN_RESULT_WORDS])
-    if len(first) > SPOKEN_RESULT_WORDS:
-        head = head.rstrip(",;:") + "…"
-    elif not head.endswith((".", "!", "?", "…")):
-        head += "."
-    return f"{head} {REST_ON_PAGE}"
 
 
 def not_here(decision: Decision) -> str:
@@ -295,42 +298,28 @@ def not_here(decision: Decision) -> str:
     )
 
 
-def answer(
-    approvals: Approvals,
-    decision: Decision,
-    session_id: str | None,
-    now: datetime,
-    execute: Executor | None,
-) -> Outcome | None:
-    """Resolve the newest open approval of the conversation `session_id`.
+def take(
+    approvals: Approvals, decision: Decision, session_id: str | None, now: datetime
+) -> Outcome | ApprovalRow | None:
+    """Resolve the newest open approval of the conversation `session_id` by the user's reply.
 
     None when no approval is open anywhere (the reply is ordinary conversation for the
-    model). When only another conversation has one, nothing is resolved and the answer says
-    so: a yes must never run an action the user did not see proposed here."""
+    model). An `Outcome` when nothing may run: only another conversation has one (a yes must
+    never run an action the user did not see proposed here), it expired, or it was answered
+    meanwhile. Otherwise the approval itself, now `approved` (its stored call runs once, and
+    its result goes back to the model) or `declined`."""
     own = approvals.latest_open(session_id) if session_id else None
     if own is None:
         return Outcome(not_here(decision)) if approvals.pending(now) else None
-    sources = [own.id]
     if own.expired(now):
         approvals.resolve(own.id, "expired", "confirmation came after expiry", now=now)
         return Outcome(
             f"That request to {describe(own)} expired, so I did nothing. "
             "Ask again if you still want it.",
-            sources,
+            [own.id],
         )
-    if decision == "no":
-        approvals.resolve(own.id, "declined", now=now)
-        return Outcome(f"Okay, I won't {describe(own)}.", sources)
-    if execute is None:
-        # Nothing here can run tools (a status-only front end): say so, keep it pending.
-        return Outcome(f"I can't {describe(own)} from here, so I did nothing yet.", sources)
     try:
-        approvals.resolve(own.id, "approved", now=now)
+        return approvals.resolve(own.id, "approved" if decision == "yes" else "declined", now=now)
     except ValueError:
         # Answered meanwhile (another front end): it runs at most once.
-        return Outcome("That request was already answered, so I did nothing.", sources)
-    ok, what = execute(own)
-    approvals.resolve(own.id, "executed" if ok else "failed", what, now=now)
-    text = f"Done: {what}" if ok else f"I couldn't do it: {what}"
-    text = text if text.endswith(".") else text + "."
-    return Outcome(text, sources, spoken_form(text))
+        return Outcome("That request was already answered, so I did nothing.", [own.id])

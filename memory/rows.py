@@ -211,7 +211,7 @@ class ScheduledItem:
 
 @dataclass(frozen=True)
 class WorkIndex:
-    """The compact current-state projection (seed 000, main chat / status surface).
+    """The compact current-state projection that the main chat and the status surface read.
 
     Lists are capped (`limit` per lane); the counts are exact.
     """

@@ -1,8 +1,8 @@
 """Tasks (`store.tasks`): the records status answers read (reminders: `memory.reminders`).
 
 A task's `pending` says who the next step waits on ("none", "user", "assistant",
-"external"); `status` says whether it is open, blocked or done. Seed 000's rule lives here
-in one place: pending work is `pending != "none"` and not done.
+"external"); `status` says whether it is open, blocked or done. The state path's rule lives
+here in one place: pending work is `pending != "none"` and not done.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from memory.rows import (
     utc_now,
 )
 
-# The one definition of "pending" (seed 000: pending = tasks where pending != "none").
+# The one definition of "pending": tasks where pending != "none" and not done.
 PENDING_WHERE = "pending != 'none' AND status != 'done'"
 
 
@@ -167,7 +167,7 @@ class Tasks(Records):
 
     @guarded
     def pending(self, limit: int | None = None) -> list[TaskRow]:
-        """Seed 000's pending set: `pending != "none"` and not done, oldest first."""
+        """The pending set: `pending != "none"` and not done, oldest first."""
         rows = self.table.rows_where(PENDING_WHERE, order_by="n", limit=_limit(limit))
         return [task_row(r) for r in rows]
 

@@ -23,7 +23,7 @@ import numpy as np
 from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
 
-from bot.audio_convert import (
+from bot.voice.audio_convert import (
     Int16,
     OutputResampler,
     PacedAudioTrack,

@@ -1,6 +1,6 @@
 """The long-session harness: a trace through the real turn, with cache accounting.
 
-`simulator()` is a `bot.replay.TracePlayer` (every turn a live `Session` turn on a `Runtime`
+`simulator()` is a `bot.turn.replay.TracePlayer` (every turn a live `Session` turn on a `Runtime`
 with the real compactor as its hooks) whose scripted session model also writes the tier-2
 summaries (`scripted_summary`) and takes the idle-time re-prefill, so its cache is the one
 the next turn finds. Cache accounting only observes the ledger's model calls
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from bot.replay import ReplayResult, TracePlayer, TurnRecord
-from bot.session import Session
+from bot.turn.replay import ReplayResult, TracePlayer, TurnRecord
+from bot.turn.session import Session
 from compaction.compactor import Compactor
 from compaction.events import CompactionEvent
 from config import Settings

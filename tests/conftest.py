@@ -16,6 +16,9 @@ from testkit.llama_server import LlamaCppServer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Web search defaults to a metasearch library that goes to the internet: here its proxy is a
+# closed local port, so a test that searches without a local engine fails instead of leaving.
+os.environ.setdefault("DDGS_PROXY", "http://127.0.0.1:9")
 
 
 @pytest.fixture(autouse=True)

@@ -1,13 +1,13 @@
-"""The packages stand in layers: each imports only from those below it.
+"""The packages stand in layers, and no two modules need each other.
 
-`provision` ← `config` ← `models` ← `memory` ← `context` ← `compaction` ← `bot`. `provision`
-(the set-up planner) is the lowest: it runs before anything is installed, so it imports no
-other project package, and `models.footprint` and `doctor` take its memory arithmetic.
-Every import counts: module-level, inside functions (lazy), and under `TYPE_CHECKING`,
-because a lazy import that points upward is the same dependency, only hidden. `testkit` (test
-support) may import the runtime; no runtime package imports it (the benchmarks in `bot/bench/`
-may: they measure with its generated models and test peers), nor looks a package up by name
-with importlib.
+`provision` ← `config` ← `models` ← `memory` ← `context` ← `compaction` ← `bot` ← `testkit` ←
+`bench`. `provision` (the set-up planner) is the lowest: it runs before anything is installed,
+so it imports no other project package. `testkit` (test support) and `bench` (the benchmarks)
+stand above the runtime: they may import it, and no runtime package imports them.
+Every import counts: module-level, inside functions (lazy), under `TYPE_CHECKING`, and a
+package looked up by name with importlib, because a lazy import that points upward is the
+same dependency, only hidden. Modules are checked the same way for circles: two modules that
+import each other, directly or around a circle, are one concept split in two.
 """
 
 from __future__ import annotations
@@ -19,21 +19,32 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["provision", "config", "models", "memory", "context", "compaction", "bot"]
-PROJECT = {*LAYERS, "testkit", "tests"}
+ABOVE = ["testkit", "bench"]
+ORDER = [*LAYERS, *ABOVE]
+PROJECT = {*ORDER, "tests"}
 
 
-def imported_packages(path: Path) -> list[tuple[int, str]]:
-    """(line, top-level project package) for every import in the file, however nested."""
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted module name) for every import in the file, however nested."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    rel = path.relative_to(ROOT).with_suffix("")
+    package = list(rel.parts if path.name == "__init__.py" else rel.parts[:-1])
+    if path.name == "__init__.py":
+        package = package[:-1]
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        elif isinstance(node, ast.ImportFrom) and node.level > 0:
-            names = [path.relative_to(ROOT).parts[0]]  # relative: its own package
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package[: len(package) - (node.level - 1)]
+                base = ".".join([*parent, base] if base else parent)
+            # `from pkg import mod` names the module pkg.mod; `from pkg import name`, pkg.
+            names = [f"{base}.{alias.name}" for alias in node.names]
+            if not any(_is_module(name) for name in names):
+                names = [base]
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -44,46 +55,115 @@ def imported_packages(path: Path) -> list[tuple[int, str]]:
             arg = node.args[0]
             text = arg.value if isinstance(arg, ast.Constant) else ast.unparse(arg)
             names = [str(text).strip("f'\"")]
-        for name in names:
-            top = name.split(".")[0]
-            if top in PROJECT:
-                found.append((node.lineno, top))
+        found.extend((node.lineno, name) for name in names if name.split(".")[0] in PROJECT)
     return found
 
 
-def runtime_files(package: str) -> list[Path]:
+def _is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported_packages(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level project package) for every import in the file."""
+    return sorted({(line, name.split(".")[0]) for line, name in imports_of(path)})
+
+
+def files(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
-def test_the_layer_list_covers_every_runtime_package() -> None:
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_the_layer_list_covers_every_package() -> None:
     packages = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
-    assert packages - {"testkit", "tests"} == set(LAYERS)
+    assert packages - {"tests"} == set(ORDER)
 
 
-@pytest.mark.parametrize("package", LAYERS)
+@pytest.mark.parametrize("package", ORDER)
 def test_each_package_imports_only_from_the_layers_below(package: str) -> None:
-    allowed = set(LAYERS[: LAYERS.index(package) + 1])
-    bench = ROOT / "bot" / "bench"
+    allowed = set(ORDER[: ORDER.index(package) + 1])
     wrong = [
         f"{path.relative_to(ROOT)}:{line} imports {top}"
-        for path in runtime_files(package)
+        for path in files(package)
         for line, top in imported_packages(path)
-        if top not in allowed and not (top == "testkit" and path.is_relative_to(bench))
+        if top not in allowed
     ]
     assert not wrong, "\n".join(wrong)
 
 
-def test_the_checker_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
-    # The checker itself must be able to fail: an upward import hidden in a function and
-    # under TYPE_CHECKING, and an importlib lookup, are all found.
-    sample = tmp_path / "probe.py"
-    source = (
+def import_graph(packages: list[str]) -> dict[str, set[str]]:
+    """Module → the project modules it imports (a name that is not a module counts as the
+    module that defines it: `from bot.turn import events` is bot.turn.events)."""
+    paths = {module_name(p): p for package in packages for p in files(package)}
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for name, path in paths.items():
+        for _, target in imports_of(path):
+            while target and target not in paths:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_two_modules_import_each_other() -> None:
+    found = circles(import_graph(ORDER))
+    assert not found, "\n".join(" <-> ".join(group) for group in found)
+
+
+def test_the_checkers_see_lazy_imports_and_circles(tmp_path: Path) -> None:
+    # The checkers themselves must be able to fail: an upward import hidden in a function and
+    # under TYPE_CHECKING, and an importlib lookup, are all found; a circle is found.
+    sample = ROOT / "tests" / "probe_layers_tmp.py"
+    sample.write_text(
         "from typing import TYPE_CHECKING\n"
         "import importlib\n"
-        "if TYPE_CHECKING:\n    from bot.session import Session\n"
+        "if TYPE_CHECKING:\n    from bot.turn.session import Session\n"
         "def f() -> None:\n    from compaction import create_hooks\n"
-        "    importlib.import_module('bot.tools')\n"
+        "    importlib.import_module('bot.tools')\n",
+        encoding="utf-8",
     )
-    sample.write_text(source, encoding="utf-8")
-    tops = [top for _, top in imported_packages(sample)]
+    try:
+        tops = [top for _, top in imported_packages(sample)]
+    finally:
+        sample.unlink()
     assert tops.count("bot") == 2 and "compaction" in tops
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -1,8 +1,10 @@
 """`python -m bot ask "TEXT" [--json]`: answer one question; `ask -` answers one per stdin line.
 
-A status question is answered by the deterministic state path from the store; anything else
-goes to `answer_with_model`, the hook where the conversation runtime answers. With `-`, each
-line of standard input gets one JSON line on standard output, so a script pays start-up once.
+A question goes through the runtime's chain of answerers (`bot.turn.answers`), exactly as in
+the live session: reminder commands, approvals, the state path (its embedding stage loaded at
+the first question that needs it), then the model. Only a question for the model loads it, so
+status questions stay fast. With `-`, each line of standard input gets one JSON line on
+standard output, so a script pays start-up once, and every line is one conversation.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from bot.tools.approval import executor
-from bot.tools.registry import default_registry
+from bot.runtime import Runtime
+from bot.turn.answers import Answered, Decision
 from config import Settings, load_settings
-from context.state import StateResolver
 from memory.db import StoreError
-from memory.store import Store
+
+if TYPE_CHECKING:
+    from bot.turn.session import Session
+    from models.base import LLM
 
 HELP = "answer a question: status questions from memory, others through the model"
 
@@ -29,7 +33,8 @@ HELP = "answer a question: status questions from memory, others through the mode
 @dataclass
 class Answer:
     answer: str
-    path: str  # "state" or "model"
+    # "state" (no model: the state path, a reminder command, an approval's refusal) or "model"
+    path: str
     sources: list[str] = field(default_factory=list)
     latency_ms: float = 0.0
 
@@ -37,47 +42,40 @@ class Answer:
         return json.dumps(asdict(self), ensure_ascii=False)
 
 
-ModelAnswerer = Callable[[str], Answer]
+# The model path: (question, the chain's decision) -> the answer.
+ModelAnswerer = Callable[[str, Decision], Answer]
 
 
 class SessionAnswerer:
-    """The model path: one conversation through the session loop, opened on first use.
+    """The model path: one conversation through the session loop, opened on first use, on
+    the asker's runtime (so the model loads only when a question needs it). The chain already
+    decided, so the session takes its decision instead of asking again."""
 
-    The runtime (and the model) load only when a question needs them, so status questions
-    stay fast. The state path already ran in `Asker`, so this session skips it. One event
-    loop serves every question, so the session's locks and the model's queue stay valid.
-    """
-
-    def __init__(self, settings: Settings, store: Store | None = None, llm: Any = None) -> None:
-        self.settings = settings
-        self.store = store
-        self.llm = llm
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._runtime: Any = None
-        self._session: Any = None
+        self._session: Session | None = None
 
     @property
     def session_id(self) -> str:
         """The model's conversation, once a question needed it ("" before)."""
         return str(self._session.id) if self._session is not None else ""
 
-    def __call__(self, text: str) -> Answer:
+    def __call__(self, text: str, decision: Decision) -> Answer:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
-        answer: Answer = self._loop.run_until_complete(self._ask(text))
+        answer: Answer = self._loop.run_until_complete(self._ask(text, decision))
         return answer
 
-    async def _ask(self, text: str) -> Answer:
-        from bot.events import ToolResultEvent, TurnDone
-        from bot.runtime import Runtime
+    async def _ask(self, text: str, decision: Decision) -> Answer:
+        from bot.turn.events import ToolResultEvent, TurnDone
 
         start = time.perf_counter()
         if self._session is None:
-            self._runtime = Runtime(self.settings, llm=self.llm, store=self.store, state_path=False)
-            self._session = self._runtime.open_session(meta={"front_end": "ask"})
+            self._session = self.runtime.open_session(meta={"front_end": "ask"})
         sources: list[str] = []
         reply = ""
-        async for event in self._session.handle_text(text):
+        async for event in self._session.handle_text(text, decided=decision):
             if isinstance(event, ToolResultEvent):
                 sources.append(f"{event.name}:{event.call_id}")
             elif isinstance(event, TurnDone):
@@ -88,61 +86,59 @@ class SessionAnswerer:
     def close(self) -> None:
         if self._loop is None:
             return
-        if self._runtime is not None:
-            self._loop.run_until_complete(self._runtime.close())
+        self._loop.run_until_complete(self.runtime.close())
         self._loop.close()
         self._loop = None
 
 
-def answer_with_model(text: str) -> Answer:
-    """The model path for one question (a fresh session; `Asker` keeps one for many)."""
-    answerer = SessionAnswerer(load_settings())
-    try:
-        return answerer(text)
-    finally:
-        answerer.close()
-
-
 class Asker:
-    """One store, one resolver and one session for any number of questions."""
+    """One runtime, one chain and one model session for any number of questions.
+
+    `model` answers what the chain leaves to the model (default: a session on this runtime);
+    `llm` is the model that session uses (default: the configured one, loaded when needed)."""
 
     def __init__(
         self,
         settings: Settings,
-        model: ModelAnswerer = answer_with_model,
+        model: ModelAnswerer | None = None,
         warn: TextIO = sys.stderr,
+        *,
+        llm: LLM | None = None,
     ) -> None:
         self.settings = settings
-        self.model = model
         self.warn = warn
-        self.store: Store | None = None
+        self.runtime = Runtime(settings, llm=llm)
+        self.store: Any = None
         self.session_id = ""
         error = ""
         try:
-            self.store = Store.open(settings)
+            self.store = self.runtime.store
             self.session_id = self.store.sessions.start({"front_end": "ask"})
         except StoreError as exc:
             # Still answer what needs no store (time, date); task answers say they can't read.
             error = str(exc)
             print(f"warning: {exc}", file=warn)
-        run = executor(default_registry(), settings, self.store)
-        self.resolver = StateResolver(self.store, settings, store_error=error, executor=run)
+        self.chain = self.runtime.answer_chain(store_error=error)
+        self.answerer = SessionAnswerer(self.runtime)
+        self.model: ModelAnswerer = model or self.answerer
+        self._loop = asyncio.new_event_loop()
 
     def ask(self, text: str) -> Answer:
         start = time.perf_counter()
         self._log("user", text, role="user")
-        result = self.resolver.resolve(text, session_id=self.conversation())
-        if result is None:
-            answer = self.model(text)
+        decision = self._loop.run_until_complete(self.chain.decide(text, self.conversation()))
+        if not isinstance(decision, Answered):
+            answer = self.model(text, decision)
             if not answer.latency_ms:
                 answer.latency_ms = (time.perf_counter() - start) * 1000.0
             return answer
-        self._log(
-            "state_answer",
-            result.text,
-            role="assistant",
-            meta={"intent": result.intent, "sources": result.sources},
-        )
+        result = decision.result
+        meta: dict[str, object] = {
+            "intent": result.intent,
+            "sources": result.sources,
+            "path": decision.path,
+        }
+        self._log("state_answer", result.text, role="assistant", meta=meta)
         return Answer(result.text, "state", result.sources, round(result.latency_ms, 3))
 
     def conversation(self) -> str:
@@ -163,14 +159,15 @@ class Asker:
             print(f"warning: could not log the {kind}: {exc}", file=self.warn)
 
     def close(self) -> None:
-        if self.store is None:
-            return
-        try:
-            if self.session_id:
+        """End this run's conversation, then close the runtime (its model session too)."""
+        if self.store is not None and self.session_id:
+            try:
                 self.store.sessions.end(self.session_id)
-            self.store.close()
-        except StoreError as exc:
-            print(f"warning: {exc}", file=self.warn)
+            except StoreError as exc:
+                print(f"warning: {exc}", file=self.warn)
+        self.answerer.close()
+        self._loop.run_until_complete(self.runtime.close())
+        self._loop.close()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -183,10 +180,7 @@ def run(args: argparse.Namespace) -> int:
     if not text:
         print("error: the question is empty", file=sys.stderr)
         return 2
-    settings = load_settings()
-    answerer = SessionAnswerer(settings)
-    asker = Asker(settings, model=answerer)
-    answerer.store = asker.store
+    asker = Asker(load_settings())
     try:
         if text == "-":
             for line in sys.stdin:
@@ -197,5 +191,4 @@ def run(args: argparse.Namespace) -> int:
         print(answer.to_json() if args.json else answer.answer)
         return 0
     finally:
-        answerer.close()
         asker.close()

@@ -1,28 +1,29 @@
-"""`python -m bot bench NAME`: benchmarks that print figures measured side by side in one run.
+"""`python -m bot bench NAME`: run a benchmark (`python -m bench`, in a process of its own).
 
-Only the chosen benchmark's module is imported, so one benchmark never pays for another's
-engines.
+The benchmarks stand above the runtime and need the source checkout (they measure with
+`testkit`), so the runtime hands over by running them, never by importing them.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-HELP = "run a benchmark: models, hearing, state, context, compaction, voice, reliability or server"
-BENCHES = ["models", "hearing", "state", "context", "compaction", "voice", "reliability", "server"]
+HELP = "run a benchmark: models, hearing, state, context, compaction, voice, reliability, server"
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("bench", choices=BENCHES, metavar="NAME", help=", ".join(BENCHES))
-    # The chosen benchmark parses the rest itself, so only its module is imported.
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help="NAME and the benchmark's options")
 
 
 def run(args: argparse.Namespace) -> int:
-    module = importlib.import_module(f"bot.bench.{args.bench}")
-    parser = argparse.ArgumentParser(
-        prog=f"python -m bot bench {args.bench}", description=module.HELP
-    )
-    module.add_arguments(parser)
-    return int(module.run(parser.parse_args(args.rest)))
+    if not (CHECKOUT / "bench" / "__main__.py").is_file():
+        print(f"error: the benchmarks ship with the source checkout, not in {CHECKOUT}")
+        return 2
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(CHECKOUT), env.get("PYTHONPATH")) if p)
+    return subprocess.call([sys.executable, "-m", "bench", *args.rest], env=env)

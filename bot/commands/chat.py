@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from bot.events import (
+from bot.turn.events import (
     CompactionEvent,
     ErrorEvent,
     Event,
@@ -40,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def context_table(session: object) -> str:
     """The ledger as a table: fixed overhead vs seed 003, components, lanes, calls, events."""
-    from bot.session import Session
+    from bot.turn.session import Session
 
     assert isinstance(session, Session)
     u = session.usage()
@@ -154,7 +155,7 @@ async def chat(
         said.add(task)
         task.add_done_callback(said.discard)
 
-    session.on_due = due
+    session.attach(Terminal(due))
     runtime.reminders.start()
     await say_reminders()  # reminders that fell due while no one was here come first
     try:
@@ -185,6 +186,17 @@ async def chat(
     finally:
         await runtime.close()
     return 0
+
+
+class Terminal:
+    """The terminal as a session's front end: reminders are printed at the next gap; there
+    is no voice whose first sound idle-time work should wait for."""
+
+    def __init__(self, due: Callable[[], None]) -> None:
+        self.reminders_due = due
+
+    async def answer_begun(self) -> None:
+        return None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """`python -m bot replay TRACE.jsonl [--json] [--window N] [--dump-context PATH]`.
 
-Plays a recorded session through the real turn (`bot.replay`: a `Session` whose model emits
+Plays a recorded session through the real turn (`bot.turn.replay`: a `Session` whose model emits
 the recorded messages and whose tools return the recorded results) and prints one row per
 turn: tokens used, % of the window, the breakdown by component, and compaction events.
 """
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.replay import ReplayResult, TraceError, TurnRecord, read_trace
+from bot.turn.replay import ReplayResult, TraceError, TurnRecord, read_trace
 from config import Settings, load_settings
 
 HELP = "replay a recorded session (JSONL trace) through the ledger, assembler and compaction"
@@ -122,7 +122,7 @@ async def replay_file(
     and template; the model itself (`llm`, else loaded unless `no_model`) writes tier-2
     summaries. With `no_model` summaries come from the rules.
     """
-    from bot.replay import TracePlayer
+    from bot.turn.replay import TracePlayer
     from memory.store import Store
     from models import load_tokenizer
 

@@ -22,11 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from aiohttp import web
 
-    from bot.allocator import return_large_blocks
-    from bot.executor import install
-    from bot.http_guard import check_bind
     from bot.runtime import Runtime
-    from bot.server import Engines, runtime_app
+    from bot.server.allocator import return_large_blocks
+    from bot.server.app import Engines, runtime_app
+    from bot.server.executor import install
+    from bot.server.guard import check_bind
     from config import load_settings
     from models import ModelError, load_stt, load_tts, load_turn_detector, load_vad
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         server["port"] = args.port
     settings = load_settings(server=server) if server else load_settings()
     check_bind(settings)  # before loading anything: a refused bind should fail fast
-    return_large_blocks()  # before the engines allocate: see bot.allocator
+    return_large_blocks()  # before the engines allocate: see bot.server.allocator
 
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -89,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
         await runtime.close()
 
     async def start_pool(_: web.Application) -> None:
-        install(asyncio.get_running_loop())  # a thread count that does not grow: bot.executor
+        install(
+            asyncio.get_running_loop()
+        )  # a thread count that does not grow: bot.server.executor
 
     app.on_startup.append(start_pool)
     app.on_startup.append(keep_head)

@@ -4,8 +4,9 @@ approved request runs.
 The policy table, the ledger and the yes/no logic live in `memory.approvals`; this module
 only joins them to the tools, which sit above that layer. `guarded(tool)` is the tool as
 the model may call it: one the table marks stores its exact, validated parameters as an
-approval for the conversation that asked and tells the model to ask the user. `executor`
-is what the state path calls on a yes: it runs the stored parameters through the tool
+approval for the conversation that asked and tells the model to ask the user, unless the
+user allowed it for this session (`ToolContext.allowed`). `approved_runner` is what the
+turn's chain of answerers calls on a yes: it runs the stored parameters through the tool
 itself, never parameters the model generates again.
 """
 
@@ -13,15 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
-from memory.approvals import Executor, needs_approval, params_text
+from bot.tools.base import Tool, ToolContext, ToolOutput, run_bounded
+from memory.approvals import needs_approval, params_text
 from memory.db import NotFoundError
 from memory.rows import ApprovalRow
 
@@ -39,6 +39,8 @@ def guarded(tool: Tool) -> Tool:
 
 
 async def _ask(tool: Tool, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+    if tool.name in ctx.allowed:
+        return await tool.handler(args, ctx)  # the user allowed it for this session
     if ctx.store is None:
         return ToolOutput(f"error: no memory store is open, so {tool.name} cannot ask", ok=False)
     if not ctx.session_id:
@@ -62,44 +64,27 @@ async def _ask(tool: Tool, args: BaseModel, ctx: ToolContext) -> ToolOutput:
     )
 
 
-def executor(
+def approved_runner(
     registry: ToolRegistry,
     settings: Settings,
     store: Any,
     embedder: Callable[[], Embedder | None] = lambda: None,
-) -> Executor:
-    """Runs an approved request: the stored tool with the stored parameters, bounded by
-    tools.timeout_s, in the conversation that asked."""
+) -> Callable[[ApprovalRow, asyncio.Event | None], Awaitable[ToolOutput]]:
+    """Runs an approved request: the stored tool with the stored parameters, in the
+    conversation that asked, bounded by tools.timeout_s and stopped by `cancel`."""
 
-    def execute(approval: ApprovalRow) -> tuple[bool, str]:
+    async def run(approval: ApprovalRow, cancel: asyncio.Event | None) -> ToolOutput:
         tool = registry.get(approval.tool)
         if tool is None:
-            return False, f"there is no tool {approval.tool}"
+            return ToolOutput(f"error: there is no tool {approval.tool}", ok=False)
         ctx = ToolContext(
             settings=settings,
             store=store,
             embedder=embedder() if tool.needs_embedder else None,
             session_id=approval.requester,
         )
-        try:
-            out = run_to_end(tool.run(approval.params, ctx), settings.tools.timeout_s)
-        except TimeoutError:
-            return False, f"{tool.name} took longer than {settings.tools.timeout_s:g} s"
-        return out.ok, out.content
+        return await run_bounded(
+            tool.run(approval.params, ctx), tool.name, settings.tools.timeout_s, cancel
+        )
 
-    return execute
-
-
-def run_to_end(coro: Coroutine[Any, Any, ToolOutput], timeout_s: float) -> ToolOutput:
-    """Run a tool call from synchronous code, even code a running event loop called (the
-    state path runs inside the session's turn): then it gets its own loop in a thread."""
-
-    async def bounded() -> ToolOutput:
-        return await asyncio.wait_for(coro, timeout_s)
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(bounded())
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, bounded()).result()
+    return run

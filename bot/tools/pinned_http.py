@@ -10,9 +10,8 @@ the check. Numeric spellings the C resolver accepts (2130706433, 0177.1, 127.1, 
 read with `inet_aton` before the check, and IPv4 inside IPv6 (mapped, 6to4, NAT64) is checked
 as the IPv4 address it reaches.
 
-`ScriptedResolver` and `Rerouted` are the fakes tests use above this layer: a resolver that
-answers from a script (a rebinding DNS server), and a network where named public addresses
-are served by servers on this machine.
+How names resolve (`Resolver`) and how connections open (`Connector`) are parameters, so a
+test can play a rebinding DNS server and public servers on this machine (`testkit.web_fakes`).
 """
 
 from __future__ import annotations
@@ -195,53 +194,3 @@ class PinnedTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-# --- fakes for tests --------------------------------------------------------------------
-
-
-class ScriptedResolver:
-    """A DNS server that answers from a script, one entry per lookup (the last repeats):
-    `ScriptedResolver({"a.example": [["93.184.216.34"], ["127.0.0.1"]]})` rebinds a.example
-    to loopback on its second lookup. Unknown names do not resolve. `lookups` records each."""
-
-    def __init__(self, answers: dict[str, list[list[str]]]) -> None:
-        self.answers = answers
-        self.lookups: list[str] = []
-
-    async def __call__(self, host: str, port: int) -> list[str]:
-        seen = self.lookups.count(host)
-        self.lookups.append(host)
-        script = self.answers.get(host)
-        if not script:
-            raise FetchRefused(f"the host {host!r} does not resolve (not in the script)")
-        return script[min(seen, len(script) - 1)]
-
-
-class Rerouted(httpx.AsyncBaseTransport):
-    """A network where the addresses in `routes` are served by ports on 127.0.0.1 (a public
-    address's server, played locally); any other address is dialled as it is. `dialled`
-    records (address, port, Host header, SNI name) for every connection asked for."""
-
-    def __init__(self, routes: dict[str, int], inner: httpx.AsyncBaseTransport) -> None:
-        self.routes = routes
-        self.inner = inner
-        self.dialled: list[tuple[str, int | None, str, str | None]] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        ip, port = request.url.host, request.url.port
-        sni = request.extensions.get("sni_hostname")
-        self.dialled.append((ip, port, request.headers.get("host", ""), sni))
-        if ip in self.routes:
-            url = request.url.copy_with(host="127.0.0.1", port=self.routes[ip])
-            request = httpx.Request(
-                request.method,
-                url,
-                headers=request.headers,
-                stream=request.stream,
-                extensions=request.extensions,
-            )
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()

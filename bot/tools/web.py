@@ -1,19 +1,27 @@
-"""Web tools: web_search over a SearxNG-compatible JSON endpoint, and fetch_webpage.
+"""Web tools: web_search and fetch_webpage, the two ways Annie reads the web.
+
+web_search asks a search backend (`SearchBackend`): by default ddgs, a metasearch library
+that needs no key and no server of one's own; or a SearxNG instance's JSON API when
+tools.web_search_url names one (tools.search_backend chooses explicitly).
 
 fetch_webpage only follows http(s) URLs whose host resolves to public addresses (loopback,
 private, link-local and other reserved ranges are refused unless tools.fetch_allow_private),
 and connects to the very address it checked (`bot.tools.pinned_http`), so a name that
 resolves differently a moment later changes nothing. Every redirect hop is resolved and
-checked anew, proxy settings in the environment are ignored, reading stops at
-tools.fetch_max_bytes, and the result is readable text (scripts, styles and markup removed)
-capped at tools.fetch_max_chars.
+checked anew, proxy settings in the environment are ignored, and reading stops at
+tools.fetch_max_bytes. An HTML page becomes its main text (trafilatura: the article, not
+the menus, sidebars and footers around it), capped at tools.fetch_max_chars.
+
+Both results are outside text: control-token spellings in them are neutralized here.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from html.parser import HTMLParser
+import asyncio
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urljoin
 
 import httpx
@@ -31,16 +39,19 @@ from bot.tools.pinned_http import (
 )
 from context.conversation import neutralize
 
+if TYPE_CHECKING:
+    from config.settings import ToolSettings
+
 GROUP = "web"
 MAX_REDIRECTS = 5
-NOT_CONFIGURED = "web search is not configured"
+SNIPPET_CHARS = 400
+NOT_CONFIGURED = (
+    'web search is not configured: tools.search_backend is "searxng" '
+    "and tools.web_search_url is empty"
+)
 HEADERS = {"User-Agent": "Annie/0.1"}
-
-_SKIP = {"script", "style", "noscript", "svg", "template", "iframe", "head"}
-_BLOCK = {
-    "p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article", "header",
-    "footer", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "main", "nav",
-}  # fmt: skip
+# What ddgs raises when every engine answered and none had a result (not a failure).
+_DDGS_NOTHING = "No results found."
 
 
 class WebSearchArgs(BaseModel):
@@ -56,46 +67,148 @@ class FetchWebpageArgs(BaseModel):
     url: str = Field(min_length=1, max_length=2000, description="An http(s) URL.")
 
 
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.title = ""
-        self._skip = 0
-        self._in_title = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
-        elif tag in _SKIP:
-            self._skip += 1
-        elif tag in _BLOCK:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self._in_title = False
-        elif tag in _SKIP:
-            self._skip = max(0, self._skip - 1)
-        elif tag in _BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        elif not self._skip:
-            self.parts.append(data)
+# --- search -------------------------------------------------------------------------------
 
 
-def readable_text(html: str) -> tuple[str, str]:
-    """(title, text) of an HTML page: visible text only, whitespace tidied."""
-    parser = _Text()
-    parser.feed(html)
-    parser.close()
-    text = "".join(parser.parts)
-    text = re.sub(r"[ \t\r\f\v]+", " ", text)
-    text = re.sub(r" *\n[ \n]*", "\n", text)
-    return " ".join(parser.title.split()), text.strip()
+@dataclass(frozen=True)
+class SearchHit:
+    title: str
+    url: str
+    snippet: str
+
+
+class SearchFailed(RuntimeError):
+    """The backend could not answer; the message says why."""
+
+
+class SearchBackend(Protocol):
+    name: str
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        """At most `limit` results, best first; raises SearchFailed."""
+        ...
+
+
+class DdgsBackend:
+    """ddgs's text search over the engines named in `engines` (ddgs's names, comma
+    separated, or "auto"). `proxy` and `verify` go to ddgs as they are: a proxy URL, and
+    True, False or a CA bundle's path."""
+
+    name = "ddgs"
+
+    def __init__(
+        self,
+        engines: str = "auto",
+        timeout_s: float = 10.0,
+        *,
+        proxy: str | None = None,
+        verify: bool | str = True,
+    ) -> None:
+        self.engines = engines
+        self.timeout_s = timeout_s
+        self.proxy = proxy
+        self.verify = verify
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        # ddgs is synchronous (a thread pool over blocking HTTP): keep it off the loop.
+        return await asyncio.to_thread(self._search, query, limit)
+
+    def _search(self, query: str, limit: int) -> list[SearchHit]:
+        # Imported here: ddgs loads every engine module on import, which only a search needs.
+        from ddgs import DDGS
+        from ddgs.exceptions import DDGSException
+
+        timeout = max(1, math.ceil(self.timeout_s))  # ddgs takes whole seconds
+        client = DDGS(proxy=self.proxy, timeout=timeout, verify=self.verify)
+        try:
+            found = client.text(query, max_results=limit, backend=self.engines)
+        except DDGSException as exc:
+            if str(exc) == _DDGS_NOTHING:
+                return []
+            raise SearchFailed(f"{type(exc).__name__}: {exc}") from exc
+        return [
+            SearchHit(str(r.get("title", "")), str(r.get("href", "")), str(r.get("body", "")))
+            for r in found[:limit]
+        ]
+
+
+class SearxngBackend:
+    """A SearxNG instance's JSON API (`format=json` must be enabled in its settings)."""
+
+    name = "searxng"
+
+    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+        self.url = url
+        self.timeout_s = timeout_s
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        params = {"q": query, "format": "json"}
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout_s) as client:
+                resp = await client.get(self.url, params=params)
+                resp.raise_for_status()
+                data = resp.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise SearchFailed(f"{type(exc).__name__}: {exc}") from exc
+        results = data.get("results", []) if isinstance(data, dict) else []
+        hits = [
+            SearchHit(str(r.get("title", "")), str(r.get("url", "")), str(r.get("content", "")))
+            for r in results
+            if isinstance(r, dict)
+        ]
+        return hits[:limit]
+
+
+def configured_backend(
+    cfg: ToolSettings, *, proxy: str | None = None, verify: bool | str = True
+) -> SearchBackend | None:
+    """The backend the settings choose, None when they choose SearxNG without a URL.
+    "auto" is SearxNG when tools.web_search_url is set, else ddgs. `proxy` and `verify`
+    reach ddgs only."""
+    url = cfg.web_search_url.strip()
+    kind = cfg.search_backend
+    if kind == "auto":
+        kind = "searxng" if url else "ddgs"
+    if kind == "searxng":
+        return SearxngBackend(url, cfg.fetch_timeout_s) if url else None
+    return DdgsBackend(cfg.search_engines, cfg.fetch_timeout_s, proxy=proxy, verify=verify)
+
+
+class Searcher:
+    """web_search's handler. Which backend answers is a parameter (settings -> backend),
+    so tests can hand ddgs a proxy that plays a search engine locally."""
+
+    def __init__(
+        self, backend: Callable[[ToolSettings], SearchBackend | None] = configured_backend
+    ) -> None:
+        self.backend = backend
+
+    async def __call__(self, args: WebSearchArgs, ctx: ToolContext) -> ToolOutput:
+        backend = self.backend(ctx.settings.tools)
+        if backend is None:
+            return ToolOutput(NOT_CONFIGURED, ok=False)
+        try:
+            hits = await backend.search(args.query, args.limit)
+        except SearchFailed as exc:
+            return ToolOutput(f"error: web search failed: {exc}", ok=False)
+        if not hits:
+            return ToolOutput(f"No web results for {args.query!r}.", data={"results": []})
+        hits = [
+            SearchHit(
+                neutralize(" ".join(h.title.split())),
+                neutralize(h.url.strip()),
+                neutralize(" ".join(h.snippet.split())[:SNIPPET_CHARS]),
+            )
+            for h in hits[: args.limit]
+        ]
+        lines = [f"{n}. {h.title}\n   {h.url}\n   {h.snippet}" for n, h in enumerate(hits, 1)]
+        return ToolOutput(
+            "\n".join(lines),
+            data={"results": [asdict(h) for h in hits], "backend": backend.name},
+        )
+
+
+# --- fetch --------------------------------------------------------------------------------
 
 
 def _form(url: str) -> httpx.URL:
@@ -171,7 +284,8 @@ class Fetcher:
             return ToolOutput(
                 f"error: could not fetch {url}: {type(exc).__name__}: {exc}", ok=False
             )
-        return _page_output(url, page, cfg.fetch_max_chars)
+        # Extraction parses the whole page (up to fetch_max_bytes): not on the event loop.
+        return await asyncio.to_thread(_page_output, url, page, cfg.fetch_max_chars)
 
 
 @dataclass
@@ -197,6 +311,31 @@ async def _read(resp: httpx.Response, max_bytes: int) -> _Page:
     return _Page(resp.status_code, ctype, resp.encoding or "utf-8", bytes(body), truncated)
 
 
+def readable_text(html: str, url: str | None = None) -> tuple[str, str]:
+    """(title, main text) of an HTML page. The text is what trafilatura finds to be the
+    page's content; where it finds none (a page of a line or two), all the page's text."""
+    # Imported here, like ddgs: only a fetch needs it, and it is slow to import.
+    import trafilatura
+    from trafilatura.settings import Document
+
+    # trafilatura refuses a page that does not begin like one ("<p>…</p>" alone) as not
+    # HTML, by this same test: such a fragment goes in a document of its own.
+    if "html" not in html[:50].lower():
+        html = f"<html><body>{html}</body></html>"
+    tree = trafilatura.load_html(html)
+    if tree is None:
+        return "", ""
+    found = trafilatura.bare_extraction(
+        tree, url=url, with_metadata=True, include_comments=False, include_tables=True
+    )
+    doc = found.as_dict() if isinstance(found, Document) else (found or {})
+    title = " ".join(str(doc.get("title") or "").split())
+    text = str(doc.get("text") or "")
+    if not text.strip():
+        text = trafilatura.html2txt(tree)
+    return title, text.strip()
+
+
 def _page_output(url: str, page: _Page, max_chars: int) -> ToolOutput:
     if page.status >= 400:
         return ToolOutput(f"error: {url} answered HTTP {page.status}", ok=False)
@@ -205,12 +344,12 @@ def _page_output(url: str, page: _Page, max_chars: int) -> ToolOutput:
         return ToolOutput(f"error: {url} is not a text page ({ctype})", ok=False)
     raw = page.body.decode(page.encoding, errors="replace")
     title, text = (
-        readable_text(raw)
+        readable_text(raw, url)
         if ("html" in ctype or "<html" in raw[:2000].lower())
         else ("", raw.strip())
     )
-    # A page is outside text on every path it takes (a tool result, the answer to an
-    # approved fetch, the page, speech): control-token spellings never leave here live.
+    # A page is outside text on every path it takes (a tool result, the page, speech):
+    # control-token spellings never leave here live.
     title, text = neutralize(title), neutralize(text)
     cut = len(text) > max_chars
     text = text[:max_chars]
@@ -219,39 +358,17 @@ def _page_output(url: str, page: _Page, max_chars: int) -> ToolOutput:
     return ToolOutput(head + text, data={"url": url, "title": title, "chars": len(text)})
 
 
-async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolOutput:
-    endpoint = ctx.settings.tools.web_search_url.strip()
-    if not endpoint:
-        return ToolOutput(NOT_CONFIGURED, ok=False)
-    params = {"q": args.query, "format": "json"}
-    try:
-        async with httpx.AsyncClient(timeout=ctx.settings.tools.fetch_timeout_s) as client:
-            resp = await client.get(endpoint, params=params)
-            resp.raise_for_status()
-            data = resp.json()
-    except (httpx.HTTPError, ValueError) as exc:
-        return ToolOutput(f"error: web search failed: {type(exc).__name__}: {exc}", ok=False)
-    results = data.get("results", []) if isinstance(data, dict) else []
-    lines = []
-    for n, r in enumerate(results[: args.limit], start=1):
-        if not isinstance(r, dict):
-            continue
-        snippet = " ".join(str(r.get("content", "")).split())[:400]
-        lines.append(f"{n}. {r.get('title', '').strip()}\n   {r.get('url', '')}\n   {snippet}")
-    if not lines:
-        return ToolOutput(f"No web results for {args.query!r}.", data={"results": []})
-    return ToolOutput(neutralize("\n".join(lines)), data={"results": results[: args.limit]})
-
-
-def web_tools(fetcher: Fetcher | None = None) -> list[Tool]:
-    """The web group; `fetcher` replaces fetch_webpage's resolver and connections (tests)."""
+def web_tools(fetcher: Fetcher | None = None, searcher: Searcher | None = None) -> list[Tool]:
+    """The web group; `fetcher` and `searcher` replace how pages are fetched and which
+    search backend answers (tests play the web on this machine through them)."""
     return [
         Tool(
             "web_search",
             "Search the web; returns titles, URLs and snippets.",
             WebSearchArgs,
-            web_search,
+            searcher or Searcher(),
             GROUP,
+            outside=True,
         ),
         Tool(
             "fetch_webpage",
@@ -259,5 +376,6 @@ def web_tools(fetcher: Fetcher | None = None) -> list[Tool]:
             FetchWebpageArgs,
             fetcher or Fetcher(),
             GROUP,
+            outside=True,
         ),
     ]

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bot.events import Event, TextDelta
 from bot.runtime import Runtime
-from bot.session import Session
 from bot.tools.base import Tool
 from bot.tools.core import core_tools
 from bot.tools.memory_tools import memory_tools
 from bot.tools.registry import ToolRegistry
 from bot.tools.utility import utility_tools
 from bot.tools.web import web_tools
+from bot.turn.events import Event, TextDelta
+from bot.turn.session import Session
 from config import load_settings
 from memory.store import Store
 from models.base import LLM, Embedder
@@ -37,10 +37,11 @@ def make_runtime(
     extra: Sequence[Tool] = (),
     embedder: Embedder | None = None,
     system_prompt: str = SHORT_PROMPT,
+    tools: dict[str, object] | None = None,
 ) -> Runtime:
     settings = load_settings(
         context={"window": window, "reserve_output": reserve, "max_tool_rounds": rounds},
-        tools={"timeout_s": 5.0},
+        tools={"timeout_s": 5.0, **(tools or {})},
     )
     return Runtime(
         settings,

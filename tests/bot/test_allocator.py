@@ -1,4 +1,5 @@
-"""The server's allocator policy: freed large blocks leave resident memory (bot.allocator)."""
+"""The server's allocator policy (bot.server.allocator): freed large blocks leave resident
+memory."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # of the 99 freed ones is what the policy is for.
 PROGRAM = """
 import sys
-from bot.allocator import heap_mb, return_large_blocks
+from bot.server.allocator import heap_mb, return_large_blocks
 def rss(): return int([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1])
 if sys.argv[1] == 'policy':
     assert return_large_blocks()
@@ -59,7 +60,7 @@ def test_freed_large_blocks_leave_resident_memory() -> None:
 # Freed blocks in the middle of a heap (each neighbour still held) cannot go back by trimming
 # its top; malloc_trim hands their pages back wherever they are.
 HOLES = """
-from bot.allocator import heap_mb, release_free
+from bot.server.allocator import heap_mb, release_free
 def rss(): return int([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1])
 n = 100_000  # under the mmap threshold (128 KiB by default): from the heap
 blocks = []
@@ -94,7 +95,7 @@ def test_free_memory_held_in_heap_holes_goes_back_when_released() -> None:
 # "Arena N:" block per arena on stderr.
 ARENAS = """
 import ctypes, sys, threading
-from bot.allocator import return_large_blocks
+from bot.server.allocator import return_large_blocks
 if sys.argv[1] == 'policy':
     assert return_large_blocks()
 gate = threading.Barrier(8)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.bench.server import _print, bench
+from bench.server import _print, bench
 from testkit.llama_server import LlamaCppServer
 from tests.bot.conftest import SHORT_PROMPT, small_registry
 

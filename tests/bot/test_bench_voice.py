@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.bench.voice import MODES, bench
-from bot.bench.voice_client import false_alarm_sounds
-from bot.bench.voice_report import STAGES
+from bench.voice import MODES, bench
+from bench.voice_client import false_alarm_sounds
+from bench.voice_report import STAGES
 
 
 async def test_bench_voice_measures_at_the_client(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import threading
 import time
 
-from bot.executor import PREFIX, install, pool_size, started_pool
+from bot.server.executor import PREFIX, install, pool_size, started_pool
 
 
 def _workers() -> int:

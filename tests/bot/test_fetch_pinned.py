@@ -25,8 +25,6 @@ from bot.tools.base import Tool, ToolContext
 from bot.tools.pinned_http import (
     Connector,
     FetchRefused,
-    Rerouted,
-    ScriptedResolver,
     checked_addresses,
     direct_connector,
     is_public,
@@ -35,6 +33,7 @@ from bot.tools.pinned_http import (
 )
 from bot.tools.web import Fetcher, check_url, web_tools
 from config import load_settings
+from testkit.web_fakes import Rerouted, ScriptedResolver
 
 PUBLIC = "93.184.216.34"  # played by a local server through `Rerouted`
 

@@ -17,8 +17,8 @@ import pytest
 
 from bot.cli import main
 from bot.commands.chat import chat
-from bot.events import ErrorEvent, TurnDone
-from bot.session import MODEL_FAILED
+from bot.turn.events import ErrorEvent, TurnDone
+from bot.turn.session import MODEL_FAILED
 from models.base import LLM, Tokenizer
 from models.fakes import ScriptedLLM
 from tests.bot.conftest import collect, make_runtime

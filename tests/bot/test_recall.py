@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.events import LatencyEvent
+from bot.turn.events import LatencyEvent
 from models.base import LLM, Embedder
 from tests.bot.conftest import collect, make_runtime
 

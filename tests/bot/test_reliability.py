@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.bench import reliability_hostile as net
-from bot.bench import reliability_media as media
-from bot.bench.reliability_disconnect import run_disconnects
-from bot.bench.reliability_kill import run_kills
-from bot.bench.reliability_load import no_drift, run_concurrency, run_soak
+from bench import reliability_hostile as net
+from bench import reliability_media as media
+from bench.reliability_disconnect import run_disconnects
+from bench.reliability_kill import run_kills
+from bench.reliability_load import no_drift, run_concurrency, run_soak
 from testkit.reliability import ServerProcess, Speech
 
 
@@ -75,7 +75,7 @@ async def test_two_minute_soak(tmp_path: Path, speech: Speech) -> None:
     assert s["rss_growth_less_cache_mb"] < 200, s["samples"]
     assert s["fds"][1] <= s["fds"][0] + 2, s["samples"]
     # At rest at both ends (see run_soak): a thread more per turn or connection shows here.
-    # (Each PyAV resampler graph started two libavfilter threads; bot.audio_convert.Resampler
+    # (Each PyAV resampler graph started two libavfilter threads; bot.voice.audio_convert.Resampler
     # starts none.)
     assert s["threads"][1] <= s["threads"][0] + 2, s["samples"]
     kinds = s["thread_kinds"]

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.commands.chat import chat
-from bot.events import Event, ReminderEvent, StateAnswer, TurnDone
-from bot.reminder_commands import parse_duration
-from bot.reminders import ReminderScheduler
+from bot.commands.chat import Terminal, chat
 from bot.runtime import Runtime
 from bot.tools.base import ToolContext
 from bot.tools.registry import default_registry
+from bot.turn.events import Event, ReminderEvent, StateAnswer, TurnDone
+from bot.turn.reminder_commands import parse_duration
+from bot.turn.reminders import ReminderScheduler
 from config import load_settings
 from memory.rows import from_iso, utc_now
 from memory.store import Store
@@ -49,7 +49,7 @@ async def test_the_scheduler_fires_from_the_table_after_a_restart(
     runtime.reminders.start()
     session = runtime.open_session()
     woken = asyncio.Event()
-    session.on_due = woken.set
+    session.attach(Terminal(woken.set))
     try:
         opening = await session.announce("open")
         first = opening[0]
@@ -90,7 +90,7 @@ async def test_a_reminder_due_during_an_answer_is_said_after_it(
     session = runtime.open_session()
     order: list[str] = []
     spoken: list[asyncio.Task[list[Event]]] = []
-    session.on_due = lambda: spoken.append(asyncio.create_task(session.announce()))
+    session.attach(Terminal(lambda: spoken.append(asyncio.create_task(session.announce()))))
     try:
         runtime.store.reminders.add("take the bread out", utc_now() + timedelta(seconds=0.3))
         async for event in session.handle_text("Tell me a story."):

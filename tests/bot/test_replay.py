@@ -9,8 +9,8 @@ import pytest
 
 from bot.cli import main
 from bot.commands.replay import replay_file
-from bot.replay import TraceError, TracePlayer, read_trace
 from bot.tools.registry import ToolRegistry
+from bot.turn.replay import TraceError, TracePlayer, read_trace
 from compaction.hooks import no_compaction
 from config import load_settings
 from context.ledger import Ledger

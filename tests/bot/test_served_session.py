@@ -8,7 +8,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bot.events import ErrorEvent, StateAnswer, TextDelta, ToolCallEvent, ToolResultEvent, TurnDone
+from bot.turn.events import (
+    ErrorEvent,
+    StateAnswer,
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnDone,
+)
 from config import load_settings
 from memory.store import Store
 from models import LLM, ModelUnavailable, Tokenizer, load_llm

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from bot.events import (
+from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.turn.events import (
     ErrorEvent,
     Event,
     TableEvent,
@@ -18,9 +19,8 @@ from bot.events import (
     ToolResultEvent,
     TurnDone,
 )
-from bot.model_turn import NO_ANSWER
-from bot.session import MODEL_FAILED
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.turn.model_turn import NO_ANSWER
+from bot.turn.session import MODEL_FAILED
 from models.base import Tokenizer
 from models.fakes import ScriptedLLM
 from tests.bot.conftest import collect, make_runtime

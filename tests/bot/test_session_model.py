@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from bot.events import (
+from bot.turn.events import (
     ContextMeter,
     Event,
     LatencyEvent,

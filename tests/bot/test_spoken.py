@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.spoken import (
+from bot.voice.spoken import (
     LINK,
     NOTICES,
     REST_ON_PAGE,

@@ -11,10 +11,10 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.events import ToolCallEvent, ToolResultEvent
 from bot.tools.base import Tool, ToolContext, ToolOutput
 from bot.tools.grammar import tool_call_grammar
 from bot.tools.registry import default_registry, tool_schema
+from bot.turn.events import ToolCallEvent, ToolResultEvent
 from config import Settings
 from models.base import LLM, Tokenizer, ToolDialect
 from models.fakes import ScriptedLLM

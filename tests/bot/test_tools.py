@@ -16,13 +16,24 @@ from bot.tools.base import ToolContext
 from bot.tools.core import PAGE_CHARS
 from bot.tools.grammar import tool_call_grammar
 from bot.tools.registry import ActiveTools, ToolRegistry, compact_schema, default_registry
-from bot.tools.web import NOT_CONFIGURED, check_url, readable_text
+from bot.tools.web import check_url, readable_text
 from config import Settings, load_settings
 from memory.store import Store
 
-PAGE = """<html><head><title>Tide tables</title><style>p{color:red}</style>
-<script>alert("no")</script></head><body><nav>Home</nav><h1>High tide</h1>
-<p>High tide is at <b>6:42</b> today.</p><p>Low tide at 12:55.</p></body></html>"""
+PAGE = """<!doctype html><html><head><title>Tide tables | Brest harbour</title>
+<style>p{color:red}</style><script>alert("no")</script></head><body>
+<header><nav><a href="/">Home</a> <a href="/shop">Shop</a> <a href="/login">Sign in</a></nav>
+</header><main><article><h1>Tide tables for Brest</h1>
+<p>High tide is at <b>6:42</b> today, with a coefficient of 78; the next comes this evening.</p>
+<p>Low tide at 12:55. The harbour master asks boats to keep clear of the slipway then.</p>
+<p>Tomorrow the tides come about fifty minutes later, as they do each day of the cycle.</p>
+</article><aside><h3>More from us</h3><ul><li><a href="/n">Subscribe to our newsletter</a></li>
+<li><a href="/b">Ten best beaches</a></li></ul></aside></main>
+<footer><p>Copyright 2025 Brest harbour. All rights reserved.</p></footer></body></html>"""
+# What a reader of the page wants, and what is around it on every page of the site.
+MAIN = ["High tide is at 6:42 today", "Low tide at 12:55.", "fifty minutes later"]
+AROUND = ["Sign in", "newsletter", "Ten best beaches", "All rights reserved", "alert", "color:red"]
+PARAGRAPH = "<p>{n}: the tide tables of Brest harbour, and the boats that wait for them.</p>"
 
 
 @pytest.fixture
@@ -31,7 +42,9 @@ async def server() -> AsyncIterator[str]:
         return web.Response(text=PAGE, content_type="text/html")
 
     async def big(request: web.Request) -> web.Response:
-        return web.Response(text="<p>" + "tide " * 100_000 + "</p>", content_type="text/html")
+        paragraphs = "".join(PARAGRAPH.format(n=n) for n in range(10_000))
+        page = f"<html><body><article>{paragraphs}</article></body></html>"
+        return web.Response(text=page, content_type="text/html")
 
     async def binary(request: web.Request) -> web.Response:
         return web.Response(body=b"\x89PNG....", content_type="image/png")
@@ -42,19 +55,6 @@ async def server() -> AsyncIterator[str]:
     async def to_file(request: web.Request) -> web.Response:
         raise web.HTTPFound("file:///etc/passwd")
 
-    async def search(request: web.Request) -> web.Response:
-        q = request.query["q"]
-        assert request.query["format"] == "json"
-        results = [
-            {
-                "title": f"About {q} {n}",
-                "url": f"https://example.org/{n}",
-                "content": f"Snippet {n} on {q}.",
-            }
-            for n in range(8)
-        ]
-        return web.json_response({"query": q, "results": results})
-
     app = web.Application()
     app.add_routes(
         [
@@ -63,7 +63,6 @@ async def server() -> AsyncIterator[str]:
             web.get("/img", binary),
             web.get("/hop", hop),
             web.get("/to-file", to_file),
-            web.get("/search", search),
         ]
     )
     runner = web.AppRunner(app)
@@ -144,30 +143,16 @@ async def test_get_time_answers_with_a_zone() -> None:
     )
 
 
-async def test_web_search_without_an_endpoint_says_so() -> None:
-    ok, content, _ = await run("web_search", {"query": "tides"}, ctx())
-    assert not ok and content == NOT_CONFIGURED
-
-
-async def test_web_search_reads_a_searxng_endpoint(server: str) -> None:
-    settings = load_settings(tools={"web_search_url": f"{server}/search"})
-    ok, content, data = await run("web_search", {"query": "tides", "limit": 3}, ctx(settings))
-    assert ok
-    assert content.splitlines()[0] == "1. About tides 0"
-    assert "https://example.org/2" in content and "About tides 3" not in content
-    assert len(data["results"]) == 3  # type: ignore[arg-type]
-
-
-async def test_fetch_webpage_extracts_readable_text(server: str) -> None:
+async def test_fetch_webpage_reads_the_main_text(server: str) -> None:
     settings = load_settings(tools={"fetch_allow_private": True})
     ok, content, data = await run("fetch_webpage", {"url": f"{server}/page"}, ctx(settings))
     assert ok
-    assert content.startswith("Tide tables\n")
-    assert "High tide is at 6:42 today." in content and "Low tide at 12:55." in content
-    assert "alert" not in content and "color:red" not in content
-    assert data["title"] == "Tide tables"
+    assert content.startswith(f"Tide tables for Brest\n{server}/page\n\n")
+    assert all(part in content for part in MAIN), content
+    assert not [part for part in AROUND if part in content], content
+    assert data["title"] == "Tide tables for Brest"
     ok, content, _ = await run("fetch_webpage", {"url": f"{server}/hop"}, ctx(settings))
-    assert ok and "High tide" in content
+    assert ok and content.startswith(f"Tide tables for Brest\n{server}/page\n")
 
 
 async def test_fetch_webpage_caps_size_and_refuses_binary(server: str) -> None:
@@ -203,10 +188,20 @@ async def test_the_guard_refuses_loopback_unless_allowed(server: str) -> None:
             await check_url(private, allow_private=False)
 
 
-def test_readable_text_skips_markup() -> None:
+def test_readable_text_is_the_main_content_or_all_of_a_small_page() -> None:
     title, text = readable_text(PAGE)
-    assert title == "Tide tables"
-    assert text.splitlines()[:2] == ["Home", "High tide"]
+    assert title == "Tide tables for Brest"
+    assert text.splitlines()[:2] == [
+        "Tide tables for Brest",
+        MAIN[0] + ", with a coefficient of 78; the next comes this evening.",
+    ]
+    # A page of one line is all content; a bare fragment is read too.
+    assert readable_text("<html><title>home</title><p>served / by home</p></html>") == (
+        "home",
+        "served / by home",
+    )
+    assert readable_text("<p>just a fragment</p>") == ("", "just a fragment")
+    assert readable_text("") == ("", "")
 
 
 async def test_get_context_reads_the_event_log_by_id_and_offset(tmp_path: Path) -> None:

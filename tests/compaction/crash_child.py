@@ -15,8 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.events import TextDelta
 from bot.runtime import Runtime
+from bot.turn.events import TextDelta
 from compaction.summarize import INSTRUCTIONS
 from config import load_settings
 from memory.store import Store

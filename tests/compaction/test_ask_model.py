@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.bench.compaction import ask_facts
+from bench.compaction import ask_facts
 from config import Settings
 from memory.store import Store
 from models import LLM, Tokenizer

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.events import TurnDone
+from bot.turn.events import TurnDone
 from compaction.events import CompactionEvent
 from compaction.summarize import INSTRUCTIONS
 from models import Tokenizer

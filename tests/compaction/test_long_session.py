@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bot.replay import TracePlayer
 from bot.tools.memory_tools import memory_tools
 from bot.tools.registry import ToolRegistry
 from bot.tools.web import web_tools
+from bot.turn.replay import TracePlayer
 from compaction.events import CompactionEvent
 from compaction.summarize import INSTRUCTIONS
 from config import Settings

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.events import TurnDone
 from bot.runtime import Runtime
-from bot.session import Session
+from bot.turn.events import TurnDone
+from bot.turn.session import Session
 from compaction.events import CompactionEvent
 from config import load_settings
 from memory.approvals import params_text

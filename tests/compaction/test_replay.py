@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.replay import ReplayResult, TracePlayer, read_trace
 from bot.tools.registry import ToolRegistry, default_registry
+from bot.turn.replay import ReplayResult, TracePlayer, read_trace
 from config import Settings, load_settings
 from memory.store import Store
 from models import Tokenizer

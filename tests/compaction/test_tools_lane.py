@@ -13,8 +13,8 @@ import json
 from collections import deque
 from pathlib import Path
 
-from bot.events import ToolResultEvent
 from bot.tools.registry import ActiveTools, default_registry
+from bot.turn.events import ToolResultEvent
 from config import Settings
 from context.conversation import Conversation, Item
 from context.ledger import Ledger

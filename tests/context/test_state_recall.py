@@ -304,20 +304,25 @@ def test_runtime_sessions_share_one_candidate_stage(
     from bot.runtime import Runtime
 
     runtime = Runtime(settings, store=store, embedder=embedder)
-    first, second = runtime.state_resolver(), runtime.state_resolver()
+    first, second = runtime.answer_chain().resolver, runtime.answer_chain().resolver
+    assert first is not None and second is not None
     assert first.intents is second.intents is runtime.intents
     found = first.resolve("am I busy this afternoon", NOW)
     assert found is not None and found.intent == "schedule"
-    # No embedding model loaded: the state path never loads one itself; the rules decide.
+    # No embedding model loaded yet: the state path loads it at the first question the rules
+    # alone cannot place, so every front end routes the same from its first question on.
     bare = Runtime(settings, store=store)
-    assert bare.state_resolver().resolve("am I busy this afternoon", NOW) is None
-    assert bare.intents.embeddings == 0 and not bare.intents.ready()
+    resolver = bare.answer_chain().resolver
+    assert resolver is not None and not bare.has_embedder
+    assert resolver.resolve("what time is it", NOW) is not None and not bare.has_embedder
+    found = resolver.resolve("am I busy this afternoon", NOW)
+    assert found is not None and found.intent == "schedule" and bare.has_embedder
 
 
 async def test_a_session_answers_from_state_and_sends_the_rest_to_the_model(
     tokenizer: Tokenizer, embedder: Embedder, tmp_path: Path
 ) -> None:
-    from bot.events import StateAnswer, TurnDone
+    from bot.turn.events import StateAnswer, TurnDone
     from tests.bot.conftest import collect, make_runtime
 
     llm = ScriptedLLM(tokenizer, ["Time travel is a staple of fiction."])

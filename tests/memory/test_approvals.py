@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from bot.commands.ask import Asker
-from bot.tools.approval import executor, guarded
+from bot.tools.approval import approved_runner, guarded
 from bot.tools.base import Tool, ToolContext
 from bot.tools.memory_tools import memory_tools
 from bot.tools.registry import ToolRegistry, default_registry
 from bot.tools.web import web_tools
+from bot.turn.answers import TO_MODEL, AnswerChain, Answered, Resume
 from compaction.briefing import build_briefing
 from compaction.checkpoint import Checkpoint
 from compaction.guard import required_items
@@ -24,12 +25,12 @@ from context.snapshot import work_index_snapshot
 from context.state import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResolver
 from memory.approvals import (
     POLICY,
-    REST_ON_PAGE,
-    SPOKEN_RESULT_WORDS,
+    WEB_TOOLS,
     confirmation,
     needs_approval,
     policy_sentence,
     render,
+    standing,
 )
 from memory.store import Store
 from testkit.local_http import serve_page
@@ -48,12 +49,6 @@ NOT_HERE = "Nothing is waiting for your yes in this conversation."
 
 def tools() -> dict[str, Tool]:
     return {t.name: t for t in [*memory_tools(), *web_tools()]}
-
-
-def resolver(store: Store, settings: Settings) -> StateResolver:
-    """A state path that can carry out approved actions with the shipped tools."""
-    run = executor(ToolRegistry([*memory_tools(), *web_tools()]), settings, store)
-    return StateResolver(store, settings, executor=run)
 
 
 def test_tools_have_schemas_and_group() -> None:
@@ -124,6 +119,12 @@ async def test_a_gated_web_tool_only_asks(
 # --- asking, then yes or no -----------------------------------------------------------------
 
 
+def chain(store: Store, settings: Settings) -> AnswerChain:
+    """The answerers before the model, able to run approved calls with the shipped tools."""
+    run = approved_runner(ToolRegistry([*memory_tools(), *web_tools()]), settings, store)
+    return AnswerChain(store, StateResolver(store, settings), run)
+
+
 async def test_delete_asks_then_yes_runs_exactly_the_stored_parameters_once(
     store: Store, settings: Settings
 ) -> None:
@@ -138,16 +139,18 @@ async def test_delete_asks_then_yes_runs_exactly_the_stored_parameters_once(
     row = store.approvals.get(asked.data["approval_id"])
     assert row is not None and row.params == {"note_id": doomed} and row.requester == "sess-1"
 
-    state = resolver(store, settings)
-    result = state.resolve("yes please do it", session_id="sess-1")
-    assert result is not None and result.intent == "approval" and result.sources == [row.id]
-    assert result.text.startswith(f"Done: deleted {doomed}")
-    assert result.spoken == ""  # short: the voice says the text itself
+    answers = chain(store, settings)
+    resumed = await answers.decide("yes please do it", "sess-1")
+    # The yes resumes the model with the stored call and what it did.
+    assert isinstance(resumed, Resume) and resumed.approval.id == row.id
+    assert resumed.call.name == "delete_note" and resumed.call.arguments == {"note_id": doomed}
+    assert resumed.output.ok and resumed.output.content.startswith(f"deleted {doomed}")
+    assert not resumed.standing
     assert store.notes.get(doomed) is None and store.notes.get(keep) is not None
     final = store.approvals.get(row.id)
     assert final is not None and final.status == "executed"
     # With nothing left to confirm, "yes" is ordinary conversation for the model.
-    assert state.resolve("yes", session_id="sess-1") is None
+    assert await answers.decide("yes", "sess-1") is TO_MODEL
 
 
 async def test_asking_to_delete_a_missing_note_stores_nothing(
@@ -159,22 +162,23 @@ async def test_asking_to_delete_a_missing_note_stores_nothing(
     assert store.approvals.pending() == []
 
 
-def test_yes_from_another_conversation_does_nothing_and_says_so(
+async def test_yes_from_another_conversation_does_nothing_and_says_so(
     store: Store, settings: Settings
 ) -> None:
     note = store.notes.add("someone else's request")
     now = datetime.now().astimezone()
     approval_id = store.approvals.request("delete_note", {"note_id": note}, "sess-2", 300, now=now)
-    state = resolver(store, settings)
-    for session_id in ("sess-1", None):  # another conversation, or one that gives no id
-        mine = state.resolve("yes", now, session_id=session_id)
-        assert mine is not None and mine.text.startswith(NOT_HERE) and mine.sources == []
-    assert state.resolve("no", now, session_id="sess-1") is not None
+    answers = chain(store, settings)
+    for session_id in ("sess-1", ""):  # another conversation, or one that gives no id
+        mine = await answers.decide("yes", session_id, now=now)
+        assert isinstance(mine, Answered) and mine.path == "approval"
+        assert mine.result.text.startswith(NOT_HERE) and mine.result.sources == []
+    assert isinstance(await answers.decide("no", "sess-1", now=now), Answered)
     assert store.notes.get(note) is not None
     row = store.approvals.get(approval_id)
     assert row is not None and row.status == "pending"
-    theirs = state.resolve("yes", now, session_id="sess-2")
-    assert theirs is not None and theirs.sources == [approval_id]
+    theirs = await answers.decide("yes", "sess-2", now=now)
+    assert isinstance(theirs, Resume) and theirs.approval.id == approval_id
     assert store.notes.get(note) is None
 
 
@@ -190,39 +194,29 @@ def test_a_terminal_ask_yes_is_its_own_conversation(store: Store, settings: Sett
     assert store.notes.get(note) is not None
 
 
-def test_spoken_no_declines(store: Store, settings: Settings) -> None:
+async def test_spoken_no_declines_and_tells_the_model(store: Store, settings: Settings) -> None:
     note = store.notes.add("grocery list")
     now = datetime.now().astimezone()
     approval_id = store.approvals.request("delete_note", {"note_id": note}, "sess-1", 300, now=now)
-    result = resolver(store, settings).resolve("No, cancel", now, session_id="sess-1")
-    assert result is not None and result.text.startswith("Okay, I won't delete note")
+    result = await chain(store, settings).decide("No, cancel", "sess-1", now=now)
+    assert isinstance(result, Resume) and not result.output.ok
+    assert result.output.content.startswith("The user declined: delete_note was not run")
     assert store.notes.get(note) is not None
     row = store.approvals.get(approval_id)
     assert row is not None and row.status == "declined"
 
 
-def test_spoken_yes_after_expiry_refuses(store: Store, settings: Settings) -> None:
+async def test_spoken_yes_after_expiry_refuses(store: Store, settings: Settings) -> None:
     note = store.notes.add("expiring")
     now = datetime.now().astimezone()
     ttl = settings.tools.approval_ttl_s
     approval_id = store.approvals.request("delete_note", {"note_id": note}, "sess-1", ttl, now=now)
     later = now + timedelta(seconds=ttl + 1)
-    result = resolver(store, settings).resolve("yes", later, session_id="sess-1")
-    assert result is not None and "expired, so I did nothing" in result.text
+    result = await chain(store, settings).decide("yes", "sess-1", now=later)
+    assert isinstance(result, Answered) and "expired, so I did nothing" in result.result.text
     assert store.notes.get(note) is not None
     row = store.approvals.get(approval_id)
     assert row is not None and row.status == "expired"
-
-
-def test_without_a_way_to_act_yes_keeps_the_approval_waiting(
-    store: Store, settings: Settings
-) -> None:
-    note = store.notes.add("status-only front end")
-    approval_id = store.approvals.request("delete_note", {"note_id": note}, "sess-1", 300)
-    result = StateResolver(store, settings).resolve("yes", session_id="sess-1")
-    assert result is not None and "did nothing" in result.text
-    row = store.approvals.get(approval_id)
-    assert row is not None and row.status == "pending" and store.notes.get(note) is not None
 
 
 @pytest.fixture
@@ -244,32 +238,16 @@ async def test_a_web_search_leaves_the_machine_only_after_yes(
     asked = await guarded(tools()["web_search"]).run({"query": "gate code"}, ctx)
     assert asked.ok and asked.content.startswith("Approval needed: web_search")
     assert queries == []  # nothing was sent
-    # Answered from inside this running event loop, as the session's turn does.
-    result = resolver(store, settings).resolve("yes", session_id="sess-1")
-    assert result is not None and result.text.startswith("Done: 1. Gate codes")
+    result = await chain(store, settings).decide("yes, and don't ask again", "sess-1")
+    assert isinstance(result, Resume) and result.standing
+    assert result.output.ok and "Gate codes" in result.output.content
     assert len(queries) == 1 and "q=gate+code" in queries[0]
-
-
-async def test_an_approved_long_page_is_shown_whole_and_only_its_start_is_said(
-    store: Store, annie_home: Path
-) -> None:
-    """A fetched page is the answer to the approved fetch: the page gets all of it, and the
-    voice its first sentence and where the rest is (not minutes of reading aloud)."""
-    para = " ".join(
-        f"Sentence {i} says a little about mulching roses in the spring." for i in range(60)
+    # Allowed for the session: the tool runs at once, and the search is sent.
+    allowed = ToolContext(
+        settings=settings, store=store, session_id="sess-1", allowed=frozenset(WEB_TOOLS)
     )
-    body = f"<html><head><title>Rose care</title></head><body><p>{para}</p></body></html>"
-    settings = load_settings(tools={"fetch_allow_private": True, "timeout_s": 5.0})
-    with serve_page("/roses", body.encode(), "text/html; charset=utf-8") as (url, hits):
-        ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
-        asked = await guarded(tools()["fetch_webpage"]).run({"url": url}, ctx)
-        assert asked.ok and hits == []
-        result = resolver(store, settings).resolve("yes", session_id="sess-1")
-    assert result is not None and hits == ["/roses"]
-    assert "Sentence 59" in result.text  # shown whole
-    assert result.spoken.endswith(REST_ON_PAGE) and "Sentence 1 " not in result.spoken
-    assert len(result.spoken.split()) <= SPOKEN_RESULT_WORDS + len(REST_ON_PAGE.split())
-    assert "http" not in result.spoken or url in result.text
+    again = await guarded(tools()["web_search"]).run({"query": "gate code 2"}, allowed)
+    assert again.ok and "Gate codes" in again.content and len(queries) == 2
 
 
 # --- one written form -------------------------------------------------------------------------
@@ -352,6 +330,10 @@ def test_pending_on_me_includes_approvals(store: Store, settings: Settings) -> N
         ("deny", "no"),
         ("No, don't delete it", "no"),
         ("yes, delete the note", "yes"),
+        ("yes, and don't ask again", "yes"),
+        ("Yes. Don't ask me again.", "yes"),
+        ("go ahead from now on", "yes"),
+        ("don't ask again", "yes"),
         ("yes, and also add milk to my list", None),
         ("no idea what the weather is", None),
         ("what time is it", None),
@@ -360,3 +342,18 @@ def test_pending_on_me_includes_approvals(store: Store, settings: Settings) -> N
 )
 def test_confirmation_words(text: str, decision: str | None) -> None:
     assert confirmation(text) == decision
+
+
+@pytest.mark.parametrize(
+    ("text", "allows"),
+    [
+        ("yes, and don't ask again", True),
+        ("yes always", True),
+        ("sure, for the rest of the session", True),
+        ("yes", False),
+        ("no, don't ask again", False),
+        ("yes, and also add milk to my list", False),
+    ],
+)
+def test_a_standing_yes_allows_the_tool_for_the_session(text: str, allows: bool) -> None:
+    assert standing(text) is allows

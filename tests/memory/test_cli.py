@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from bot.commands.ask import Answer, Asker
+from bot.turn.answers import TO_MODEL, Decision
 from config import Settings
 from memory.store import Store
 
@@ -108,7 +109,8 @@ def test_asker_sends_near_misses_to_the_model_hook(settings: Settings) -> None:
     """`Asker` takes the model path as a plain callable; near misses must reach it."""
     asked: list[str] = []
 
-    def model(text: str) -> Answer:
+    def model(text: str, decision: Decision) -> Answer:
+        assert decision is TO_MODEL
         asked.append(text)
         return Answer("from the model", "model")
 

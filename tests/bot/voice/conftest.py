@@ -13,8 +13,8 @@ import pytest
 from aiohttp import web
 
 from bot.runtime import Runtime
-from bot.server import STATE, Engines, runtime_app
-from bot.voice_session import VoiceSession
+from bot.server.app import STATE, Engines, runtime_app
+from bot.voice.session import VoiceSession
 from config import Settings, load_settings
 from context.ledger import CallRecord
 from memory.store import Store
@@ -89,13 +89,18 @@ async def serve(
             await session.close()
 
 
+DELETED = "I deleted the old gate code."
+
+
 def asks_to_delete(tokenizer: Tokenizer, note_id: str) -> tuple[ScriptedLLM, list[str]]:
-    """A model that calls delete_note on `note_id`, then asks the user; its script empties
-    as it is played, so a test can check no other model round ran."""
+    """A model that calls delete_note on `note_id`, asks the user, and after the yes says
+    what came of it (`DELETED`); its script empties as it is played, so a test can check no
+    other model round ran."""
     script: list[str] = []
     llm = ScriptedLLM(tokenizer, lambda prompt: script.pop(0))
     script += [
         write_call("delete_note", {"note_id": note_id}, llm.tool_dialect),
         "Shall I delete the old gate code?",
+        DELETED,
     ]
     return llm, script

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import Settings
 from memory.store import Store
 from models.base import Tokenizer
 from testkit.peer import VoiceClient
-from tests.bot.voice.conftest import asks_to_delete, serve
+from tests.bot.voice.conftest import DELETED, asks_to_delete, serve
 
 
 def approvals(client: VoiceClient) -> list[dict[str, Any]]:
@@ -47,14 +47,19 @@ async def test_approve_over_the_data_channel_runs_the_stored_deletion(
             )
             assert store.notes.get(note) is not None
 
+            # Approve is the user's yes: the stored call runs, its result goes back to the
+            # model as that call's result, and the model says what came of it.
             client.send({"type": "approval", "id": card["id"], "decision": "yes"})
             answer = await client.wait_for(
-                lambda c: [e for e in c.of_type("state_answer") if e["intent"] == "approval"],
+                lambda c: [e for e in c.of_type("assistant_done") if e["text"] == DELETED],
                 60,
-                "the approval's answer",
+                "the model's answer after the approval",
             )
-            assert answer[0]["text"].startswith(f"Done: deleted {note}")
-            assert answer[0]["sources"] == [card["id"]]
+            assert answer[0]["path"] == "model"
+            results = [(e["name"], e["preview"]) for e in client.of_type("tool_result")]
+            assert [r for r in results if r[1].startswith("deleted")] == [
+                ("delete_note", f"deleted {note} (old gate code 4411)")
+            ]
             await client.wait_for(lambda c: approvals(c)[-1]["id"] == "", 30, "the card hidden")
             assert store.notes.get(note) is None and store.notes.get(keep) is not None
             # The yes was the session's own turn, logged as the user's words.

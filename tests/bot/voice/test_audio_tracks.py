@@ -12,15 +12,15 @@ from aiortc.jitterbuffer import JitterBuffer
 from aiortc.mediastreams import MediaStreamError
 from aiortc.rtp import RtpPacket
 
-from bot.audio_convert import (
+from bot.voice.audio_convert import (
     WEBRTC_FRAME_SAMPLES,
     OutputResampler,
     frame_rms,
     make_frame,
     split_frames,
 )
-from bot.audio_in import AudioInput, prompt_receiver
-from bot.audio_out import LEAD_IN_LEVEL, SpeechTrack, Utterance, trim_lead_in
+from bot.voice.audio_in import AudioInput, prompt_receiver
+from bot.voice.audio_out import LEAD_IN_LEVEL, SpeechTrack, Utterance, trim_lead_in
 from models.base import TTS, VAD, Pcm
 from testkit.peer import speak_48k
 

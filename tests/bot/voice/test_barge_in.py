@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import Settings
 from memory.store import Store
 from models.base import TTS, Tokenizer

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import Settings
 from memory.rows import utc_now
 from memory.store import Store

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from playwright.async_api import Page
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import load_settings
 from memory.rows import utc_now
 from memory.store import Store

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from playwright.async_api import Page, async_playwright
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import load_settings
 from memory.store import Store
 from models.base import LLM

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.chunker import SentenceChunker, clean_for_speech
+from bot.voice.chunker import SentenceChunker, clean_for_speech
 
 
 def feed_all(chunker: SentenceChunker, text: str, step: int = 3) -> list[str]:

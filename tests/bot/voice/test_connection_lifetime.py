@@ -13,8 +13,8 @@ import os
 import threading
 import weakref
 
-from bot.server import STATE, Engines
-from bot.voice_session import VoiceSession
+from bot.server.app import STATE, Engines
+from bot.voice.session import VoiceSession
 from config import Settings
 from memory.store import Store
 from models.base import Tokenizer

@@ -1,4 +1,4 @@
-"""Telling Annie's echo from the user's voice, offline on recorded speech (`bot.echo`).
+"""Telling Annie's echo from the user's voice, offline on recorded speech (`bot.voice.echo`).
 
 What the server sends is a recorded sentence; what the microphone hears is built from it the
 way a room would: the same audio 0.25 s later at -20 dB, another speaker's sentence, or both.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bot.echo import EchoCheck
+from bot.voice.echo import EchoCheck
 from models.pcm import resample
 from testkit.pause_fixtures import FIXTURES
 from testkit.turn_fixtures import read_wav

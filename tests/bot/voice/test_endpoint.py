@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bot.barge_in import Barge, BargeInDetector
-from bot.endpoint import (
+from bot.voice.barge_in import Barge, BargeInDetector
+from bot.voice.endpoint import (
     FRAME_MS,
     FRAME_SAMPLES,
     EndpointConfig,

@@ -20,9 +20,9 @@ import pytest
 from aiohttp import web
 from aiortc import RTCConfiguration, RTCPeerConnection
 
-from bot.http_guard import BODY_TIMEOUT_S, IDLE_TIMEOUT_S, redact, token_matches
-from bot.server import Engines, create_app
-from bot.voice_session import TurnSession
+from bot.server.app import Engines, create_app
+from bot.server.guard import BODY_TIMEOUT_S, IDLE_TIMEOUT_S, redact, token_matches
+from bot.voice.session import TurnSession
 from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM
@@ -153,7 +153,7 @@ async def test_the_token_is_compared_in_constant_time_and_never_logged(
 
 def test_the_page_takes_the_token_out_of_its_address() -> None:
     """Static check of app.js (the browser test `test_browser_token` runs it for real)."""
-    from bot.server import WEB_DIR
+    from bot.server.app import WEB_DIR
 
     app = (WEB_DIR / "app.js").read_text()
     assert "history.replaceState" in app and 'searchParams.delete("token")' in app
@@ -163,7 +163,7 @@ def test_the_page_takes_the_token_out_of_its_address() -> None:
 async def test_every_response_carries_the_policy_and_no_inline_code_is_needed(
     voice_settings: Settings, engines: Engines, llm: LLM, store: Store
 ) -> None:
-    from bot.server import WEB_DIR
+    from bot.server.app import WEB_DIR
 
     async with serve(voice_settings, engines, llm, store) as server:
         port = port_of(server.url)

@@ -20,9 +20,9 @@ import numpy as np
 from aiortc import MediaStreamTrack
 from aiortc.mediastreams import MediaStreamError
 
-from bot.audio_in import AudioInput
-from bot.page_channel import MAX_MESSAGE_CHARS, MAX_QUEUED, MAX_TEXT_CHARS
-from bot.server import Engines
+from bot.server.app import Engines
+from bot.voice.audio_in import AudioInput
+from bot.voice.page_channel import MAX_MESSAGE_CHARS, MAX_QUEUED, MAX_TEXT_CHARS
 from config import Settings
 from memory.store import Store
 from models.base import LLM, VAD, Tokenizer

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import Settings
 from memory.store import Store
 from models.base import Tokenizer

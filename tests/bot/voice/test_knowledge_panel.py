@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import Settings, load_settings
 from memory.rows import from_iso, utc_now
 from memory.store import Store

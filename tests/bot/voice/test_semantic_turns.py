@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import Settings, load_settings
 from memory.store import Store
 from models import TurnDetector, load_turn_detector

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import Settings
 from memory.store import Store
 from models import ModelUnavailable, load_llm, resolve

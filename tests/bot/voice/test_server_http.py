@@ -10,8 +10,8 @@ import aiohttp
 import pytest
 from aiortc import RTCConfiguration, RTCPeerConnection
 
-from bot.http_guard import check_bind, is_loopback
-from bot.server import Engines
+from bot.server.app import Engines
+from bot.server.guard import check_bind, is_loopback
 from config import ConfigError, Settings, load_settings
 from memory.store import Store
 from models.base import LLM, Tokenizer

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from bot.server import Engines
-from bot.spoken import NOTICES, REST_ON_PAGE
-from bot.turn_timing import TurnClock
-from bot.voice_types import new_turn_id
+from bot.server.app import Engines
+from bot.voice.spoken import NOTICES, REST_ON_PAGE
+from bot.voice.timing import TurnClock
+from bot.voice.types import new_turn_id
 from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM, STT, TTS, VAD, AudioChunk, Tokenizer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bot.server import Engines
+from bot.server.app import Engines
 from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM, TTS

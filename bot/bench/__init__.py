@@ -1,1 +1,0 @@
-"""Benchmarks run by `python -m bot bench NAME`, one module per area, each printing its figures."""

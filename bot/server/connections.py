@@ -1,0 +1,196 @@
+"""The voice server's WebRTC connections: the offer endpoint that opens one, and their end.
+
+Shaped like aiortc's `examples/server/server.py`: a POST of the browser's SDP offer creates a
+peer connection, wires its microphone track and data channel to a `VoiceSession`, and
+answers with the server's SDP (ICE gathered in full, since aiortc does not trickle). An offer
+is checked before anything opens (JSON only, an SDP with audio in a codec aiortc decodes, the
+token, the session cap), and every refusal says why. A connection that fails or closes drops
+its session; shutdown drops them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from typing import Any
+
+from aiohttp import web
+from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+
+from bot.server.allocator import release_free
+from bot.server.guard import TOKEN_HEADER, authorized, check_sdp_size, read_body, reason
+from bot.server.state import STATE, Connection, ServerState
+from bot.turn.events import Event
+from bot.voice.audio_in import prompt_receiver
+from bot.voice.session import VoiceSession
+from memory.db import StoreError
+
+log = logging.getLogger(__name__)
+
+# The audio codecs aiortc decodes; an offer with none of them cannot be answered.
+_SPOKEN_CODEC = re.compile(r"^a=rtpmap:\d+ (opus|G722|PCMU|PCMA)/", re.IGNORECASE | re.MULTILINE)
+
+
+class _Relay:
+    """Holds events emitted before the voice session exists, then forwards them."""
+
+    def __init__(self) -> None:
+        self.target: VoiceSession | None = None
+        self.held: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        if self.target is None:
+            self.held.append(event)
+        else:
+            self.target.send(event)
+
+    def attach(self, voice: VoiceSession) -> None:
+        self.target = voice
+        for event in self.held:
+            voice.send(event)
+        self.held.clear()
+
+
+async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any]:
+    # A cross-site form can post text/plain without asking first; JSON it cannot.
+    if request.content_type != "application/json":
+        given = request.headers.get("Content-Type") or "none"
+        raise web.HTTPUnsupportedMediaType(
+            reason=f"Content-Type must be application/json (got {given})"
+        )
+    raw = await read_body(request, state.settings.server.max_body_bytes, state.body_timeout_s)
+    if not raw.strip():
+        raise web.HTTPBadRequest(reason='empty body; expected JSON {"sdp": ..., "type": "offer"}')
+    try:
+        body = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise web.HTTPBadRequest(reason=f"body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest(reason='expected a JSON object {"sdp": ..., "type": "offer"}')
+    if body.get("type") != "offer":
+        raise web.HTTPBadRequest(reason='"type" must be "offer"')
+    sdp = body.get("sdp")
+    if not isinstance(sdp, str) or not sdp.startswith("v=0"):
+        raise web.HTTPBadRequest(reason='"sdp" must be an SDP offer (text starting with "v=0")')
+    check_sdp_size(sdp)
+    resume = body.get("resume")
+    if resume is not None and not isinstance(resume, str):
+        raise web.HTTPBadRequest(reason='"resume" must be a session id string')
+    return body
+
+
+async def offer(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    if not authorized(request, state.settings.server.token):
+        return reason(401, f"missing or wrong token (send {TOKEN_HEADER} or ?token=)")
+    body = await _read_offer(request, state)
+    if state.closing:
+        return reason(503, "the server is shutting down")
+    limit = state.max_sessions
+    if len(state.connections) + state.pending >= limit:
+        return reason(503, f"too many open sessions ({limit}); close one and retry")
+    state.pending += 1
+    try:
+        return await _connect(state, body)
+    finally:
+        state.pending -= 1
+
+
+async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    try:
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="offer"))
+    except Exception as exc:
+        await pc.close()
+        if "a=rtpmap:" in body["sdp"] and not _SPOKEN_CODEC.search(body["sdp"]):
+            return reason(400, "the SDP has no codec this server speaks (Opus, G722, PCMU, PCMA)")
+        return reason(400, f"could not parse the SDP offer: {exc or type(exc).__name__}")
+    audio = [t for t in pc.getTransceivers() if t.kind == "audio"]
+    if not audio:
+        await pc.close()
+        return reason(400, "the offer has no audio section; the page must offer audio")
+    for transceiver in audio:
+        prompt_receiver(transceiver.receiver)
+
+    relay = _Relay()
+    try:
+        session_id, session = await state.open_session(body.get("resume"), relay)
+    except StoreError as exc:
+        # The database is locked or full: say which file and why, and that it may pass.
+        await pc.close()
+        log.error("could not open a session: %s", exc)
+        return reason(503, f"could not open a session: {exc}")
+    except Exception:
+        await pc.close()
+        log.exception("could not open a session")
+        return reason(500, "could not open a session; see the server log")
+
+    voice = VoiceSession(
+        session,
+        session_id=session_id,
+        settings=state.settings,
+        stt=state.engines.stt,
+        tts=state.engines.tts,
+        vad=state.engines.vad,
+        turn=state.engines.turn,
+        metrics=state.metrics,
+        approvals=state.approvals,
+    )
+    relay.attach(voice)
+    meter = getattr(session, "meter", None)
+    if callable(meter):
+        voice.send(meter())  # the fixed overhead shows on the meter before the first turn
+    conn = Connection(session_id, pc, voice)
+    state.connections[session_id] = conn
+    for hook in state.on_voice_session:
+        hook(voice)
+
+    @pc.on("datachannel")
+    def _datachannel(channel: Any) -> None:
+        voice.attach_channel(channel)
+
+    @pc.on("connectionstatechange")
+    async def _state_change() -> None:
+        log.info("session %s: connection %s", session_id, pc.connectionState)
+        if pc.connectionState in ("failed", "closed"):
+            await _drop(state, conn)
+
+    for receiver in pc.getReceivers():
+        if receiver.track is not None and receiver.track.kind == "audio":
+            voice.attach_input(receiver.track)
+            break
+    try:
+        pc.addTrack(voice.output)  # joins the offer's audio transceiver (sendrecv)
+        answer = await pc.createAnswer()
+        await pc.setLocalDescription(answer)
+    except Exception as exc:
+        await _drop(state, conn)
+        return reason(400, f"could not answer the offer: {exc or type(exc).__name__}")
+    local = pc.localDescription
+    return web.json_response({"sdp": local.sdp, "type": local.type, "session_id": session_id})
+
+
+async def _drop(state: ServerState, conn: Connection) -> None:
+    """A connection ended (page closed, network lost, failed): close its session (tier 3)."""
+    if state.connections.get(conn.id) is conn:
+        del state.connections[conn.id]
+    try:
+        await conn.voice.close()
+    except Exception:
+        log.exception("closing session %s failed", conn.id)
+    with contextlib.suppress(Exception):
+        await conn.pc.close()
+    if not state.closing:
+        # What the connection's audio, transcripts and model states freed goes back now.
+        await asyncio.to_thread(release_free)
+
+
+async def shutdown(app: web.Application) -> None:
+    """The app is shutting down: refuse new offers and close every open connection."""
+    state = app[STATE]
+    state.closing = True
+    conns = list(state.connections.values())
+    await asyncio.gather(*(_drop(state, c) for c in conns), return_exceptions=True)

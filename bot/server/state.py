@@ -1,0 +1,94 @@
+"""What the voice server's routes share, kept on the aiohttp application: the settings, the
+speech engines, how a conversation session is opened, the open connections, and the cap on
+how many there may be. `bot.server.app` builds it; the page, health and offer routes read it
+through `STATE`, never through module globals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from aiohttp import web
+from aiortc import RTCPeerConnection
+
+from bot.server.guard import BODY_TIMEOUT_S
+from bot.turn.events import Event
+from bot.voice.session import MetricsSink, TurnSession, VoiceSession
+from config import Settings
+from memory.approvals import Approvals
+from models.base import LLM, STT, TTS, VAD
+from models.turn import TurnDetector
+
+EventCallback = Callable[[Event], None]
+
+
+class SessionOpener(Protocol):
+    """Opens a conversation session and returns its id and the session.
+
+    `resume` is the page's previous session id, if any (the new session's memory briefing
+    already carries what the previous one persisted); `on_event` receives events the session
+    emits outside a turn (idle-time compaction, for instance).
+    """
+
+    def __call__(
+        self, resume: str | None, on_event: EventCallback
+    ) -> Awaitable[tuple[str, TurnSession]]: ...
+
+
+@dataclass
+class Engines:
+    stt: STT
+    tts: TTS
+    vad: VAD
+    # The turn detector for semantic endpointing; None keeps the fixed silence window.
+    turn: TurnDetector | None = None
+
+
+@dataclass
+class Connection:
+    id: str
+    pc: RTCPeerConnection
+    voice: VoiceSession
+
+
+@dataclass
+class ServerState:
+    """Everything the routes share; kept on the app, never in module globals."""
+
+    settings: Settings
+    engines: Engines
+    open_session: SessionOpener
+    metrics: MetricsSink | None = None
+    # The approval ledger: the page shows this conversation's open approval with buttons.
+    approvals: Approvals | None = None
+    connections: dict[str, Connection] = field(default_factory=dict)
+    pending: int = 0  # offers being processed (they count against max_sessions)
+    body_timeout_s: float = BODY_TIMEOUT_S
+    closing: bool = False
+    on_voice_session: list[Callable[[VoiceSession], None]] = field(default_factory=list)
+    # The chat model once loaded (None before): a serving engine's slots cap the sessions.
+    loaded_llm: Callable[[], LLM | None] = lambda: None
+    # Whether the head every session shares is evaluated and kept (None: no shared head).
+    head_kept: Callable[[], bool | None] = lambda: None
+
+    @property
+    def max_sessions(self) -> int:
+        return session_limit(self.settings, self.loaded_llm())
+
+
+def session_limit(settings: Settings, llm: LLM | None) -> int:
+    """Sessions open at once. A local model queues calls, so config stands; a serving engine
+    runs turns at once up to its slots (more would wait inside it mid-turn), so the smaller of
+    the two. An engine that does not say (vLLM, llama-cpp-python's server) leaves config."""
+    slots = engine_slots(llm)
+    return min(settings.server.max_sessions, slots or settings.server.max_sessions)
+
+
+def engine_slots(llm: LLM | None) -> int | None:
+    """Requests a serving engine runs at once, where it says; None for a local model."""
+    return llm.max_parallel if llm is not None and llm.backend == "server" else None
+
+
+STATE: web.AppKey[ServerState] = web.AppKey("annie_state", ServerState)

@@ -1,0 +1,203 @@
+"""Spoken reminder commands answered without the model: timers, reminders in so many minutes,
+snooze, done, cancel.
+
+"Set a timer for five minutes", "remind me in ten minutes to call Ana", "snooze it ten
+minutes", "done" and "cancel the reminder about the dentist" are short, frequent and easy
+for a small model to get wrong, so they are matched here, exactly, and act on the table.
+"It" and a bare "done" mean the reminder Annie last said in this session; with none
+waiting, a bare "done" is not taken as a command (it goes on to the model). Anything that
+does not match returns None.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import timedelta
+
+from bot.turn.reminders import clock_time
+from context.state import StateResult
+from memory.db import NotFoundError, StoreError
+from memory.rows import ReminderRow, utc_now
+from memory.store import Store
+
+INTENT = "reminder"
+DEFAULT_SNOOZE_MIN = 10.0
+
+_SMALL = "zero one two three four five six seven eight nine ten eleven twelve thirteen"
+_SMALL += " fourteen fifteen sixteen seventeen eighteen nineteen"
+_NUMBERS = {w: i for i, w in enumerate(_SMALL.split())}
+_NUMBERS.update({"a": 1, "an": 1, "a couple of": 2, "couple of": 2, "a few": 3})
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90}
+_UNITS = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600}
+_NUMBER = (
+    r"(?:\d+(?:\.\d+)?|a couple of|couple of|a few|(?:"
+    + "|".join(_TENS)
+    + r")(?:[ -](?:"
+    + "|".join(k for k in _NUMBERS if " " not in k)
+    + r"))?|"
+    + "|".join(k for k in _NUMBERS if " " not in k)
+    + r")"
+)
+_PART = re.compile(rf"({_NUMBER})\s*(seconds?|secs?|minutes?|mins?|hours?|hrs?)\b")
+_HALF_HOUR = re.compile(r"\bhalf an hour\b")
+_LEAD = re.compile(r"^(?:(?:hey |ok |okay )?annie[, ]+|ok(?:ay)?[, ]+|please[, ]+)+", re.IGNORECASE)
+
+_TIMER = re.compile(
+    r"^(?:set|start|make)(?: me)? (?:a |an |the )?timer (?:for |of )?(?P<rest>.+)$", re.IGNORECASE
+)
+_TIMER_SHORT = re.compile(r"^(?:set |start )?(?:a |an )?(?P<rest>.+?) timer$", re.IGNORECASE)
+_SNOOZE = re.compile(
+    r"^(?:snooze|remind me again|remind me later)"
+    r"(?: (?:it|that|this|the reminder|the timer))?(?:(?: for| by| in)? (?P<rest>.+))?$",
+    re.IGNORECASE,
+)
+_REMIND_IN = re.compile(r"^remind me in (?P<dur>.+?) to (?P<what>.+)$", re.IGNORECASE)
+_REMIND_TO = re.compile(r"^remind me to (?P<what>.+) in (?P<dur>.+)$", re.IGNORECASE)
+_DONE = re.compile(
+    r"^(?:(?:it'?s |i'?m |i am |all )?done|(?:mark )?(?:it|that) (?:as )?done|got it|"
+    r"dismiss(?: it)?|thanks,? (?:i'?m )?done|i did it|stop the timer)$",
+    re.IGNORECASE,
+)
+_CANCEL = re.compile(
+    r"^(?:cancel|delete|remove|forget)(?: the| my| that)? (?:reminder|timer)"
+    r"(?: (?:about|for|to|called|on) (?P<what>.+))?$",
+    re.IGNORECASE,
+)
+_CANCEL_NAMED = re.compile(
+    r"^(?:cancel|delete|remove)(?: the| my)? (?P<what>.+?) (?:reminder|timer)$", re.IGNORECASE
+)
+
+
+def _number(word: str) -> float:
+    word = word.strip()
+    if word in _NUMBERS:
+        return float(_NUMBERS[word])
+    for tens, value in _TENS.items():
+        if word.startswith(tens):
+            rest = word[len(tens) :].strip(" -")
+            return float(value + (_NUMBERS.get(rest, 0) if rest else 0))
+    return float(word)
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in "ten minutes", "1 hour 20 minutes", "half an hour", "90 seconds"; None if
+    the whole phrase is not a duration."""
+    phrase = re.sub(r"\b(?:and|from now|now)\b", " ", text.lower()).strip(" .!?")
+    seconds = 0.0
+    if _HALF_HOUR.search(phrase):
+        seconds += 1800
+        phrase = _HALF_HOUR.sub(" ", phrase)
+    matched = list(_PART.finditer(phrase))
+    for m in matched:
+        seconds += _number(m.group(1)) * _UNITS[m.group(2).rstrip("s")]
+    leftover = _PART.sub(" ", phrase).strip(" ,")
+    if leftover or seconds <= 0:
+        return None
+    return seconds
+
+
+def spoken_duration(seconds: float) -> str:
+    whole = round(seconds)
+    parts = []
+    for size, name in ((3600, "hour"), (60, "minute"), (1, "second")):
+        count, whole = divmod(whole, size)
+        if count:
+            parts.append(f"{count} {name}{'' if count == 1 else 's'}")
+    return " and ".join(parts) or "0 seconds"
+
+
+def normalize(text: str) -> str:
+    # Recognizers punctuate freely ("Snooze it, ten minutes."): commas carry no meaning here.
+    # Case is kept for what the user asked to be reminded of; the patterns ignore it.
+    flat = re.sub(r"[\s,]+", " ", text).strip(" .!?")
+    return _LEAD.sub("", flat).strip(" .!?,")
+
+
+def _answer(text: str, *ids: str) -> StateResult:
+    return StateResult(text, INTENT, list(ids))
+
+
+def _names(rows: list[ReminderRow]) -> str:
+    return "; ".join(f"{r.id}, {r.text}, at {clock_time(r.due)}" for r in rows)
+
+
+def resolve(text: str, store: Store, session_id: str) -> StateResult | None:
+    """The command's answer (it has acted already), or None: not a reminder command."""
+    started = time.perf_counter()
+    try:
+        result = _resolve(normalize(text), store, session_id)
+    except StoreError as exc:
+        # Only a matched command touches the store: say it failed, never pretend it worked.
+        result = _answer(f"I could not change the reminders, so nothing was changed: {exc}")
+    except (NotFoundError, ValueError) as exc:
+        result = _answer(f"Nothing was changed: {exc}")
+    if result is not None:
+        result.latency_ms = (time.perf_counter() - started) * 1000
+    return result
+
+
+def _resolve(said: str, store: Store, session_id: str) -> StateResult | None:
+    timer = _TIMER.match(said) or _TIMER_SHORT.match(said)
+    if timer is not None:
+        rest, _, label = timer.group("rest").partition(" called ")
+        seconds = parse_duration(rest)
+        if seconds is None:
+            return None
+        rid = store.reminders.add_timer(seconds, label)
+        return _answer(f"Timer set for {spoken_duration(seconds)}.", rid)
+    snooze = _SNOOZE.match(said)
+    if snooze is not None:
+        rest = snooze.group("rest")
+        seconds = parse_duration(rest) if rest else DEFAULT_SNOOZE_MIN * 60
+        if seconds is None:
+            return None
+        target = store.reminders.last_announced(session_id)
+        if target is None:
+            return _answer("There's no reminder to snooze right now.")
+        row = store.reminders.snooze(target.id, seconds / 60)
+        return _answer(
+            f"Snoozed for {spoken_duration(seconds)}: {row.text}. "
+            f"I'll say it again at {clock_time(row.due)}.",
+            row.id,
+        )
+    remind = _REMIND_IN.match(said) or _REMIND_TO.match(said)
+    if remind is not None:
+        seconds = parse_duration(remind.group("dur"))
+        if seconds is None:
+            return None  # "remind me to ... in March": a date, for the model
+        what = remind.group("what").strip()
+        rid = store.reminders.add(what, utc_now() + timedelta(seconds=seconds))
+        return _answer(f"I'll remind you in {spoken_duration(seconds)}: {what}.", rid)
+    if _DONE.match(said):
+        target = store.reminders.last_announced(session_id)
+        if target is None:
+            return None  # "done" with nothing just said: not ours to guess
+        row = store.reminders.done(target.id)
+        return _answer(f"Marked done: {row.text}.", row.id)
+    cancel = _CANCEL.match(said) or _CANCEL_NAMED.match(said)
+    if cancel is not None:
+        return _cancel(cancel.group("what") or "", store, session_id)
+    return None
+
+
+def _cancel(what: str, store: Store, session_id: str) -> StateResult:
+    if what.strip():
+        rows = store.reminders.matching(what)
+        about = f" about {what.strip()}"
+    else:
+        last = store.reminders.last_announced(session_id)
+        rows = [last] if last is not None else store.reminders.open()
+        about = ""
+    if not rows:
+        return _answer(f"There's no open reminder{about}.")
+    if len(rows) > 1:
+        return _answer(
+            f"{len(rows)} reminders{about} are open: {_names(rows[:3])}. Which one?",
+            *[r.id for r in rows[:3]],
+        )
+    try:
+        row = store.reminders.cancel(rows[0].id)
+    except NotFoundError:
+        return _answer(f"There's no open reminder{about}.")
+    return _answer(f"Cancelled the reminder: {row.text}.", row.id)

@@ -1,0 +1,393 @@
+"""One conversation: user text in, typed events out, every step in the event log.
+
+A turn is three steps: record the user's words, ask the chain of answerers
+(`bot.turn.answers`: reminder commands, approvals, the state path, then the model), record
+the answer. Every front end (the voice page, `chat`, `ask`, replay) drives this same loop.
+Compaction hooks run before each model call (`model_turn`), after the turn, and in idle time
+between turns (a background task the next turn cancels). A front end ends a turn early through
+`cancel(delivered)` (barge-in: keep only what was heard, marked interrupted) or
+`stop(kept)` (its budget is reached: the text up to the cut is the answer). A front end that
+says things aloud subscribes (`attach`) to hear when reminders fall due and to hold idle-time
+model work until its answer's first sound is out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from bot.turn.answers import TO_MODEL, AnswerChain, Answered, Decision, Resume
+from bot.turn.events import (
+    CompactionEvent,
+    ContextMeter,
+    ErrorEvent,
+    Event,
+    LatencyEvent,
+    ReminderEvent,
+    StateAnswer,
+    TurnDone,
+)
+from bot.turn.idle import IdleWork
+from bot.turn.interruption import amend_interrupted
+from bot.turn.model_turn import model_turn
+from bot.turn.record import Recorder
+from bot.turn.reminders import announcement
+from bot.turn.turn_context import FrontEnd, ModelHost, TurnContext, TurnControl
+from context.assembler import Assembler, Assembly, ContextOverflowError, Request
+from context.conversation import Conversation, neutralize
+from context.envelope import Manifest
+from context.ledger import Ledger, Usage
+from memory.approvals import WEB_TOOLS
+from memory.db import StoreError
+from memory.rows import utc_now
+from models.base import ModelError
+
+if TYPE_CHECKING:
+    from bot.tools.registry import ActiveTools
+    from compaction.hooks import CompactionHooks
+    from config import Settings
+    from memory.store import Store
+    from models.base import LLM, Embedder
+
+MODEL_FAILED = "Sorry, something went wrong on my side. Please try again."
+
+
+class Session:
+    """A conversation over a shared model; one turn at a time."""
+
+    def __init__(
+        self,
+        host: ModelHost,
+        *,
+        settings: Settings,
+        conv: Conversation,
+        ledger: Ledger,
+        assembler: Assembler,
+        tools: ActiveTools,
+        hooks: CompactionHooks,
+        store: Store,
+        llm: LLM,
+        embedder: Callable[[], Embedder | None],
+        chain: AnswerChain,
+        on_event: Callable[[Event], None] | None = None,
+        record_metrics: bool = True,
+    ) -> None:
+        self.host = host
+        self.settings = settings
+        self.conv = conv
+        self.ledger = ledger
+        self.assembler = assembler
+        self.tools = tools
+        self.hooks = hooks
+        self.store = store
+        self.llm = llm
+        self.embedder = embedder
+        self.chain = chain
+        self.on_event = on_event
+        # Off where the front end stores its own end-to-end timings under the same turn id.
+        self.record_metrics = record_metrics
+        self.id = conv.session_id
+        self.record = Recorder(self.id, conv, store.events.append)
+        self.last_assembly: Assembly | None = None
+        self.compactions: list[CompactionEvent] = []
+        self.closed = False
+        self.front_end: FrontEnd | None = None
+        # Approval-gated tools the user allowed for the rest of this session.
+        web = settings.tools.web_approval
+        self.allowed: set[str] = set(WEB_TOOLS) if web == "never_ask" else set()
+        self.control = TurnControl()
+        self._lock = asyncio.Lock()
+        self.background = IdleWork(
+            conv=conv,
+            ledger=ledger,
+            llm=llm,
+            hooks=hooks,
+            keep_head=host.keep_head,
+            emit=self._emit,
+            compacted=self.record_compaction,
+            warm_up_enabled=settings.context.warm_up,
+        )
+        self.started_at = utc_now()
+
+    def attach(self, front_end: FrontEnd) -> None:
+        """A front end that speaks: told when reminders fall due, and idle-time model work
+        waits for its answer's first sound."""
+        self.front_end = front_end
+        self.background.wait_for = front_end.answer_begun
+
+    # --- views --------------------------------------------------------------------------
+
+    def usage(self) -> Usage:
+        return self.ledger.usage(self.conv)
+
+    def manifest(self) -> Manifest | None:
+        return self.last_assembly.envelope.manifest() if self.last_assembly else None
+
+    def meter(self) -> ContextMeter:
+        u = self.usage()
+        c = self.settings.compaction
+        return ContextMeter(
+            u.window, u.total, u.by_component, u.by_lane, c.tier1_threshold, c.tier2_threshold
+        )
+
+    def tool_names(self) -> list[str]:
+        return self.tools.registry.names
+
+    @property
+    def cancel_event(self) -> asyncio.Event:
+        """Set by `cancel()` or `stop()`; generation and running tools stop when it is set."""
+        return self.control.event
+
+    def log(self, kind: str, content: Any, turn_id: str = "", **kw: Any) -> str:
+        """Append one event to the store's log for this session (its turn in `meta`)."""
+        return self.record.log(kind, content, turn_id, **kw)
+
+    def record_compaction(self, ev: CompactionEvent, turn_id: str = "") -> CompactionEvent:
+        self.compactions.append(ev)
+        self.log("compaction", ev.to_json(), turn_id)
+        return ev
+
+    # --- the turn -----------------------------------------------------------------------
+
+    def cancel(self, delivered_text: str | None = None) -> None:
+        """Barge-in: stop generating now. `delivered_text` is what the user heard of this
+        turn's answer (all rounds); None means everything streamed so far was delivered."""
+        self.control.cancel(delivered_text)
+
+    def stop(self, kept_text: str, reason: str = "budget") -> None:
+        """The front end has all it will use of this answer: stop generating now and keep
+        `kept_text`, the turn's visible text up to the cut (all rounds), as the answer."""
+        self.control.stop(kept_text, reason)
+
+    @property
+    def stopped(self) -> tuple[str, str] | None:
+        """(kept text, why) when `stop()` ended this turn's generation early."""
+        return self.control.stopped
+
+    def amend_interrupted(self, turn_id: str, delivered_text: str) -> bool:
+        """Barge-in after the answer was complete but still being spoken: keep only what the
+        user heard of the latest answer, marked interrupted (the full answer stays in the log).
+        Returns False when there is nothing to amend."""
+        return amend_interrupted(self.record, turn_id, delivered_text)
+
+    async def handle_text(
+        self,
+        text: str,
+        *,
+        turn_id: str | None = None,
+        tool_choice: str | None = None,
+        decided: Decision | None = None,
+    ) -> AsyncIterator[Event]:
+        """Answer one user message, yielding events as they happen.
+
+        `tool_choice` names a tool the model must call first: the first round is constrained
+        by a grammar that only admits that call, and the answerers before the model step aside.
+        `decided` is the chain's decision when the caller asked this session's chain already
+        (`ask` does, so a status question never loads the model).
+        """
+        if self.closed:
+            raise RuntimeError("the session is closed")
+        self.yield_model()
+        await self.background.cancel()
+        async with self._lock:
+            self.control = TurnControl()
+            turn_no = self.conv.turn + 1
+            turn_id = turn_id or f"{self.id}-t{turn_no}"
+            t0 = time.perf_counter()
+            user_id = self.log("user", text, turn_id, role="user", meta={"turn": turn_no})
+            request = Request(text=text, turn_id=turn_id, id=user_id)
+            decision: Decision = decided or TO_MODEL
+            if not tool_choice and decided is None:
+                decision = await self.chain.decide(text, self.id, cancel=self.control.event)
+            stages = {"state_ms": (time.perf_counter() - t0) * 1000}
+            if isinstance(decision, Answered):
+                for event in self._answered(request, decision):
+                    yield event
+            else:
+                resumed = decision if isinstance(decision, Resume) else None
+                model = self._model(request, turn_no, stages, t0, tool_choice, resumed)
+                async for event in model:
+                    yield event
+            stages["total_ms"] = (time.perf_counter() - t0) * 1000
+            yield self.meter()
+            yield LatencyEvent(turn_id, stages)
+            if self.record_metrics:
+                path = "state" if isinstance(decision, Answered) else "model"
+                with contextlib.suppress(Exception):
+                    self.store.metrics.record(self.id, turn_id, stages, path)
+            for ev in await self.hooks.after_turn(self.conv, self.ledger):
+                yield self.record_compaction(ev, turn_id)
+        self.background.schedule()
+
+    def _answered(self, request: Request, decision: Answered) -> list[Event]:
+        """An answer without the model: kept in the conversation as Annie's words."""
+        result = decision.result
+        self.assembler.admit_turn(self.conv, request)
+        self.record.say(
+            "state_answer",
+            result.text,
+            request.turn_id,
+            # Never rendered as the template's own markers, such as a forged user turn.
+            item_text=neutralize(result.text),
+            meta={"intent": result.intent, "sources": result.sources, "path": decision.path},
+            reason=f"{decision.path} answer ({result.intent})",
+            path="state",
+        )
+        return [
+            StateAnswer(
+                request.turn_id,
+                result.text,
+                result.intent,
+                result.sources,
+                result.latency_ms,
+                spoken=result.spoken,
+            ),
+            TurnDone(request.turn_id, result.text, "state"),
+        ]
+
+    async def _model(
+        self,
+        request: Request,
+        turn_no: int,
+        stages: dict[str, float],
+        t0: float,
+        tool_choice: str | None,
+        resumed: Resume | None,
+    ) -> AsyncIterator[Event]:
+        """The model's answer; a failure is said, and the turn is taken out of view."""
+        if resumed is not None and resumed.approval.status != "declined":
+            web = resumed.call.name in WEB_TOOLS
+            if resumed.standing or (web and self.settings.tools.web_approval == "session"):
+                self.allow(resumed.call.name)
+        turn = self._turn_context()
+        try:
+            async for event in model_turn(turn, request, stages, t0, tool_choice, resumed):
+                yield event
+        except (ModelError, ContextOverflowError) as exc:
+            # The user's words are logged already; say what failed instead of crashing,
+            # and take the turn out of view so the next one renders.
+            self.log("error", str(exc), request.turn_id, meta={"where": "model"})
+            self.conv.withdraw_turn(turn_no, f"turn {turn_no} failed: {exc}"[:300])
+            yield ErrorEvent(str(exc), where="model")
+            spoken = getattr(exc, "spoken", MODEL_FAILED)
+            yield TurnDone(request.turn_id, spoken, "model", failed=True)
+        finally:
+            self.last_assembly = turn.assembly or self.last_assembly
+
+    def allow(self, tool: str) -> None:
+        """The user allowed `tool` for the rest of this session (web tools go together)."""
+        added = set(WEB_TOOLS) if tool in WEB_TOOLS else {tool}
+        if added - self.allowed:
+            self.allowed |= added
+            self.log("allowance", ", ".join(sorted(added)), meta={"tools": sorted(added)})
+
+    def _turn_context(self) -> TurnContext:
+        return TurnContext(
+            session_id=self.id,
+            settings=self.settings,
+            conv=self.conv,
+            ledger=self.ledger,
+            assembler=self.assembler,
+            tools=self.tools,
+            record=self.record,
+            llm=self.llm,
+            store=self.store,
+            embedder=self.embedder,
+            hooks=self.hooks,
+            control=self.control,
+            compacted=self.record_compaction,
+            allowed=frozenset(self.allowed),
+        )
+
+    # --- reminders ----------------------------------------------------------------------
+
+    def reminders_due(self) -> None:
+        """The scheduler fired reminders: the front end says them at its next gap."""
+        if self.front_end is not None and not self.closed:
+            self.front_end.reminders_due()
+
+    async def announce(self, turn_id: str = "") -> list[Event]:
+        """Say every fired reminder no one has heard yet: logged and kept in the conversation
+        as Annie's words (so "snooze it" has a referent), marked announced in this session.
+        Waits for a turn in progress; returns nothing when none are waiting."""
+        if self.closed:
+            return []
+        async with self._lock:
+            if self.closed:  # closed while waiting: the next session says them
+                return []
+            reminders = self.store.reminders
+            try:
+                reminders.fire_due()  # due ones the scheduler has not reached yet count too
+                rows = reminders.unannounced()
+            except StoreError as exc:
+                return [ErrorEvent(f"the reminders cannot be read: {exc}", where="reminders")]
+            if not rows:
+                return []
+            text, away = announcement(rows, self.started_at)
+            ids = [r.id for r in rows]
+            self.record.say(
+                "reminder",
+                text,
+                turn_id,
+                meta={"reminders": ids, "away": away},
+                reason="reminder announcement",
+            )
+            reminders.mark_announced(ids, self.id)
+            listed = [{"id": r.id, "text": r.text, "due": r.due, "kind": r.kind} for r in rows]
+            return [ReminderEvent(turn_id, text, away, listed), self.meter()]
+
+    # --- idle time and the end ----------------------------------------------------------
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    async def idle(self) -> list[CompactionEvent]:
+        """Run idle-time work now and wait for it (replay, tests, an explicit pause)."""
+        before = len(self.compactions)
+        await self.background.run_now()
+        return self.compactions[before:]
+
+    def warm_up(self) -> None:
+        """Evaluate the fixed head now, while the user has not spoken yet (`IdleWork`)."""
+        self.background.warm_up()
+
+    def yield_model(self) -> None:
+        """The user started to speak or type: background model work stops for them, this
+        session's and, where one model serves every session in turn, the others' too."""
+        self.host.yield_model(self)
+
+    def stop_background(self) -> None:
+        """Stop this session's warm-up and idle-time model work at their next batch; what is
+        left is done in its next idle time."""
+        self.background.stop()
+
+    async def wait_idle(self) -> None:
+        """Wait for the background idle work scheduled after the last turn."""
+        await self.background.wait()
+
+    async def close(self) -> list[CompactionEvent]:
+        """End the session: tier 3 through the hooks, then mark it ended in the store."""
+        if self.closed:
+            return []
+        self.closed = True
+        # A warm-up still evaluating (shielded from the cancel below) would hold the model
+        # that tier 3 may want; it stops at its next batch.
+        self.stop_background()
+        await self.background.cancel()
+        async with self._lock:
+            events = [
+                self.record_compaction(ev)
+                for ev in await self.hooks.on_disconnect(self.conv, self.ledger)
+            ]
+        with contextlib.suppress(Exception):
+            self.store.sessions.end(self.id)
+        # The front end is gone with its connection; nothing here may keep it reachable.
+        self.front_end = None
+        self.on_event = None
+        self.background.wait_for = None
+        self.host.ended(self)
+        return events

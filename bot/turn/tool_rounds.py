@@ -1,0 +1,179 @@
+"""Running the model's tool calls for a turn: log, run (bounded, cancellable), admit.
+
+Each call is logged before it runs and its result after; the result (an error included) is
+admitted by the assembler, so the model reads it on the next round. A call to a tool whose
+group is not loaded gets an error naming the group to load. Arguments are typed by the tool's
+schema first; ones that do not fit are an error result and the tool does not run. An
+unreadable call is answered with an example in the model's own dialect. A group loaded by a
+call has its schemas appended to the tools lane once the round's results are in. A barge-in
+cancels the running tool; a tool that overruns tools.timeout_s is stopped. Nothing here raises
+into the turn. The runner sees only a `TurnContext`, never the session: what a tool needs is in
+its metadata (`Tool.needs_embedder`, `Tool.produces_table`), not in a list of names here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from bot.tools.approval import guarded
+from bot.tools.base import OUTSIDE_MARK, ToolContext, ToolOutput, run_bounded
+from bot.turn.events import ErrorEvent, Event, TableEvent, ToolCallEvent, ToolResultEvent
+from bot.turn.turn_context import TurnContext
+from models.base import ToolCall
+from models.toolcalls import ArgumentError, call_example, coerce_arguments, write_call
+
+
+class ToolRunner:
+    """The tool rounds of one turn."""
+
+    def __init__(self, ctx: TurnContext) -> None:
+        self.ctx = ctx
+
+    async def run_calls(
+        self,
+        turn_id: str,
+        raw: str,
+        text: str,
+        calls: list[ToolCall],
+        errors: list[Any],
+    ) -> AsyncIterator[Event]:
+        """Record the assistant's calls, run them, admit every result (errors included)."""
+        s = self.ctx
+        loaded_before = list(s.tools.loaded)
+        self.record_calls(turn_id, raw, text, calls)
+        for call in calls:
+            yield ToolCallEvent(turn_id, call.id, call.name, call.arguments)
+            output = await self.run_tool(call, turn_id)
+            for event in self.record_result(turn_id, call, output):
+                yield event
+        for n, err in enumerate(errors, start=1):
+            content = (
+                f"error: your tool call could not be read ({err.reason}). Write it like this, "
+                f"or answer without it:\n{call_example(s.llm.tool_dialect)}"
+            )
+            call_id = f"bad_{s.conv.turn}_{n}"
+            result_id = s.record.log(
+                "tool_result",
+                content,
+                turn_id,
+                role="tool",
+                call_id=call_id,
+                meta={"ok": False, "raw": err.raw},
+            )
+            s.assembler.admit_tool_result(
+                s.conv, id=result_id, call_id=call_id, name="", content=content, ok=False
+            )
+            yield ErrorEvent(f"unreadable tool call: {err.reason}", where="tool_call")
+        # Groups loaded by this round's calls: their schemas join the tools lane, after all
+        # of the round's results so the templates still group those into one turn.
+        for group in s.tools.loaded:
+            if group not in loaded_before:
+                s.assembler.admit_tool_schemas(s.conv, group, s.tools.schema_text(group))
+
+    def record_calls(self, turn_id: str, raw: str, text: str, calls: list[ToolCall]) -> None:
+        """The assistant's message that made `calls` (`raw`, markup included), and each call."""
+        s = self.ctx
+        call_json = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
+        s.record.say(
+            "assistant",
+            text,
+            turn_id,
+            item_text=raw,
+            item_kind="tool_call",
+            meta={"raw": raw, "tool_calls": call_json},
+            tool_calls=calls,
+            reason="the assistant's tool calls",
+        )
+        for call in calls:
+            s.record.log(
+                "tool_call",
+                json.dumps(call.arguments, ensure_ascii=False),
+                turn_id,
+                role="assistant",
+                name=call.name,
+                call_id=call.id,
+            )
+
+    def record_result(self, turn_id: str, call: ToolCall, output: ToolOutput) -> list[Event]:
+        """Log a call's result and admit it for the model's next round (capped, cleared by
+        tier 1 like every result); returns the events that tell the front end."""
+        s = self.ctx
+        result_id = s.record.log(
+            "tool_result",
+            output.content,
+            turn_id,
+            role="tool",
+            name=call.name,
+            call_id=call.id,
+            meta={"ok": output.ok},
+        )
+        tool = s.tools.registry.get(call.name)
+        outside = tool is not None and tool.outside and output.ok
+        s.assembler.admit_tool_result(
+            s.conv,
+            id=result_id,
+            call_id=call.id,
+            name=call.name,
+            content=OUTSIDE_MARK + output.content if outside else output.content,
+            ok=output.ok,
+        )
+        events: list[Event] = [
+            ToolResultEvent(turn_id, call.id, call.name, output.ok, output.content[:240])
+        ]
+        if tool is not None and tool.produces_table and output.ok:
+            data = output.data
+            events.append(
+                TableEvent(
+                    turn_id, str(data.get("title", "")), list(data["columns"]), list(data["rows"])
+                )
+            )
+        return events
+
+    def resume(self, turn_id: str, call: ToolCall, output: ToolOutput) -> list[Event]:
+        """An approved (or declined) call goes back to the model: the call as the model
+        writes one, then its result, appended so every earlier token stays cached."""
+        raw = write_call(call.name, call.arguments, self.ctx.llm.tool_dialect)
+        self.record_calls(turn_id, raw, "", [call])
+        return [
+            ToolCallEvent(turn_id, call.id, call.name, call.arguments),
+            *self.record_result(turn_id, call, output),
+        ]
+
+    async def run_tool(self, call: ToolCall, turn_id: str) -> ToolOutput:
+        s = self.ctx
+        tool = s.tools.callable(call.name)
+        if tool is None:
+            loaded = ", ".join(t for g in s.tools.loaded for t in self.group_tools(g))
+            hint = next((g for g in s.tools.available if call.name in self.group_tools(g)), "")
+            how = f' Call load_tool_group(group="{hint}") first.' if hint else ""
+            return ToolOutput(
+                f"error: no tool {call.name!r} is loaded (loaded: {loaded}).{how}", ok=False
+            )
+        # Typed by the schema before the tool sees them: the XML dialect leaves every value
+        # as text, and only the schema says whether "2026" is a year or a number.
+        try:
+            arguments = coerce_arguments(
+                call.arguments, tool.schema()["function"]["parameters"], call.raw_args
+            )
+        except ArgumentError as exc:
+            return ToolOutput(f"error: bad arguments for {tool.name}: {exc}", ok=False)
+        ctx = ToolContext(
+            settings=s.settings,
+            store=s.store,
+            embedder=s.embedder() if tool.needs_embedder else None,
+            session_id=s.session_id,
+            turn_id=turn_id,
+            load_group=s.tools.load,
+            allowed=s.allowed,
+        )
+        # A tool the approval policy marks only asks here; the user's yes runs it.
+        return await run_bounded(
+            guarded(tool).run(arguments, ctx), call.name, s.settings.tools.timeout_s, s.cancel
+        )
+
+    def group_tools(self, group: str) -> list[str]:
+        s = self.ctx
+        found = s.tools.registry.groups.get(group)
+        return [t.name for t in found.tools] if found else []

@@ -1,0 +1,387 @@
+"""The listening half of a voice connection: microphone frames in, transcribed turns out.
+
+Frames from `AudioInput` go through the barge-in detector (Annie's audio pauses at the first
+likely sign of the user talking over her, stops for good once it is sure, and plays on if it
+was a cough) and the endpointer (where an utterance starts and ends). While the user speaks,
+partial transcripts go to the page; a finished utterance is transcribed and handed on as a
+turn with its clock. An utterance heard while Annie's own voice plays and too short to be a
+barge-in is her voice leaking through the microphone, and is dropped; a voice whose loudness
+follows what she sent is her echo (`bot.voice.echo`), and pauses or stops nothing.
+
+With a turn detector (`vad.turn_detection = "semantic"`), a short pause asks the detector
+whether the speaker has finished, and again as the pause grows, and the pause's longest
+allowed length ends the turn regardless. Whisper starts on the utterance as soon as the pause
+begins, beside the detector (speculative transcription): if the speaker goes on, that
+transcript is dropped; if the turn ends, it is the transcript, so it is ready when the turn
+ends rather than a transcription later. "Finished" ends the turn once that transcript agrees:
+words that want more ("Set a reminder for.") hold the pause open, since a sentence paused at
+a comma can sound finished to a detector that hears only prosody. The answer needs the
+transcript anyway, so the check costs no time. Each turn says which rule ended it
+(`TranscriptEvent.ended_by`).
+
+What Hearing finds goes out as typed events on one queue (`events`), which the voice session
+reads: `UserSpeaking`, `OutputPause` (pause or play on), `BargeInHeard` (stop Annie for good),
+`TurnHeard` (the words and the turn's clock) and `ToPage` (captions, errors, the idle state).
+Hearing calls nothing of the session; it only reads what is being said now (`answer`, set by
+the voice session), since whether Annie is speaking decides what a voice at the microphone is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from aiortc import MediaStreamTrack
+
+from bot.turn.events import ErrorEvent, Event, TranscriptEvent, VoiceState
+from bot.voice.audio_in import AudioInput
+from bot.voice.barge_in import Barge, BargeInDetector
+from bot.voice.echo import EchoCheck
+from bot.voice.endpoint import (
+    FRAME_MS,
+    EndpointConfig,
+    Endpointer,
+    Phase,
+    SpeechDiscarded,
+    SpeechEnded,
+    SpeechPaused,
+    SpeechResumed,
+    SpeechStarted,
+    reads_unfinished,
+    trailing_silence_ms,
+)
+from bot.voice.timing import TurnClock
+from bot.voice.types import ActiveTurn, VoiceStats, new_turn_id
+from config import Settings
+from models.base import STT, VAD, Pcm, Transcript
+from models.turn import TurnDetector
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class UserSpeaking:
+    """The user started to speak: background model work stops, the page shows it."""
+
+
+@dataclass(frozen=True)
+class OutputPause:
+    """A likely voice over Annie's (pause at once), or a false alarm (play on)."""
+
+    paused: bool
+
+
+@dataclass(frozen=True)
+class BargeInHeard:
+    """The user is talking over Annie for sure: stop her for good."""
+
+    reason: str = "voice"
+
+
+@dataclass(frozen=True)
+class TurnHeard:
+    """A finished utterance's words, with the clock its turn is timed by."""
+
+    text: str
+    clock: TurnClock
+
+
+@dataclass(frozen=True)
+class ToPage:
+    """Something the page shows: a caption, a recognition error, the idle state."""
+
+    event: Event
+
+
+Heard = UserSpeaking | OutputPause | BargeInHeard | TurnHeard | ToPage
+
+
+@dataclass
+class Speculation:
+    """A transcript started when a pause began: `key` is (utterance, pause)."""
+
+    key: tuple[int, int]
+    task: asyncio.Task[Transcript]
+    started: float
+
+
+class Hearing:
+    """Endpointing, barge-in detection and transcription for one connection."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        stt: STT,
+        vad: VAD,
+        *,
+        stats: VoiceStats,
+        turn: TurnDetector | None = None,
+    ) -> None:
+        self.settings = settings
+        self.stt = stt
+        self.vad = vad
+        self.stats = stats
+        # Semantic endpointing needs the detector; without one the fixed window stands.
+        self.turn = turn if settings.vad.turn_detection == "semantic" else None
+        semantic = self.turn is not None
+        self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad, semantic=semantic))
+        self.barge = BargeInDetector.from_settings(settings.vad)
+        # What Annie sent, to tell her echo from the user (`SpeechTrack.on_sent` feeds it).
+        self.echo = EchoCheck(threshold=settings.vad.barge_in_echo_db)
+        self._mic_ms = 0.0
+        self.events: asyncio.Queue[Heard] = asyncio.Queue()
+        # The answer being said now (set by the voice session), or None.
+        self.answer: ActiveTurn | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._input: AudioInput | None = None
+        self._partial_task: asyncio.Task[None] | None = None
+        self._last_partial_ms = 0.0
+        self._utterance_gen = 0
+        self._speculation: Speculation | None = None
+        self._judging: asyncio.Task[None] | None = None
+        # A pause whose speculative transcript reads mid-sentence: only its length ends it.
+        self._held: tuple[int, int] | None = None
+        # Utterances heard but not yet handed on as a turn (being transcribed).
+        self.pending = 0
+
+    @property
+    def dropped_ms(self) -> float:
+        """Microphone audio dropped because processing fell behind (should stay 0)."""
+        return self._input.stats.samples_dropped / 16.0 if self._input is not None else 0.0
+
+    @property
+    def quiet(self) -> bool:
+        """Nobody is speaking, about to, or waiting for their words to be transcribed."""
+        return self.pending == 0 and self.endpointer.phase is Phase.SILENCE
+
+    def attach(self, track: MediaStreamTrack) -> None:
+        if self._input is not None:
+            self._spawn(self._input.stop())
+        self._input = AudioInput(track, self.vad.new_stream(), self._on_vad_frame)
+        self._input.start()
+
+    async def stop(self) -> None:
+        """Stop listening, and every transcription and judgement still running."""
+        if self._input is not None:
+            await self._input.stop()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _emit(self, event: Heard) -> None:
+        self.events.put_nowait(event)
+
+    def _send(self, event: Event) -> None:
+        self.events.put_nowait(ToPage(event))
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _active(self) -> ActiveTurn | None:
+        return self.answer
+
+    def _on_vad_frame(self, frame: Pcm, probability: float) -> None:
+        active = self._active()
+        playing = active.utterance.playback_ms() if active and not active.interrupted else None
+        self._mic_ms += FRAME_MS
+        self.echo.heard(frame, self._mic_ms)
+        voice = probability
+        if playing is not None and voice >= self.barge.threshold and self._echo():
+            voice = 0.0  # her own voice coming back: not the user's
+            self.stats.echo_frames_ignored += 1
+        barge = self.barge.push(voice, playing)
+        if barge is not Barge.NONE and playing is not None:
+            # A barge-in's timing, when a bench figure needs explaining.
+            log.info(
+                "barge-in: %s, %.0f ms into the answer (%d echo frames ignored so far)",
+                barge.value,
+                playing,
+                self.stats.echo_frames_ignored,
+            )
+        if barge is Barge.PAUSE:
+            self._emit(OutputPause(True))  # likely the user: silent at once, within ~100 ms
+        elif barge is Barge.RESUME:
+            self._emit(OutputPause(False))
+        elif barge is Barge.STOP:
+            self._emit(BargeInHeard("voice"))
+        for event in self.endpointer.push(frame, probability):
+            if isinstance(event, SpeechStarted):
+                self._last_partial_ms = self.endpointer.now_ms
+                self._emit(UserSpeaking())
+            elif isinstance(event, SpeechEnded):
+                self._ended(event)
+            elif isinstance(event, SpeechPaused):
+                self._paused(event)
+            elif isinstance(event, SpeechResumed):
+                self._resumed()
+            elif isinstance(event, SpeechDiscarded) and self._active() is None:
+                self._send(VoiceState("idle"))
+        self._maybe_partial()
+
+    def _echo(self) -> bool:
+        return self.settings.vad.barge_in_echo_db > 0 and self.echo.is_echo()
+
+    def _ended(self, event: SpeechEnded, verdict_ms: float | None = None) -> None:
+        """Hand an utterance on. `verdict_ms`: stream time of the detector's "finished", when
+        the turn then waited for its transcript's words: the wait after it counts as
+        transcription, not endpointing."""
+        key = (self._utterance_gen, event.pause)
+        self._utterance_gen += 1
+        speculation, self._speculation = self._speculation, None
+        self.stats.ended_by[event.rule] = self.stats.ended_by.get(event.rule, 0) + 1
+        now = time.monotonic()
+        active = self._active()
+        if active is not None and active.utterance.playback_ms() and not active.interrupted:
+            # Heard while Annie spoke and too short to count as a barge-in: her own
+            # voice leaking through the microphone, most likely.
+            self.stats.echo_utterances_ignored += 1
+            return
+        if speculation is not None and speculation.key != key:
+            speculation = None  # made for an earlier pause of this utterance: words came after
+        waited = trailing_silence_ms(event)
+        endpoint = waited if verdict_ms is None else min(waited, verdict_ms - event.end_ms)
+        self.pending += 1
+        speech_end = now - waited / 1000.0
+        work = self._utterance(
+            event.pcm, speech_end, endpoint, waited - endpoint, event.rule, speculation
+        )
+        self._spawn(self._heard(work))
+
+    # --- semantic endpointing ---------------------------------------------------------------
+
+    def _paused(self, event: SpeechPaused) -> None:
+        if self.turn is None:
+            return
+        key = (self._utterance_gen, event.pause)
+        if self._speculation is None or self._speculation.key != key:
+            task = self._spawn(self.stt.transcribe(self.endpointer.speech_so_far()))
+            # A speculation dropped when the speaker goes on is never awaited: take its
+            # outcome here so a failure is not reported as an unretrieved exception.
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            self._speculation = Speculation(key, task, time.monotonic())
+            self.stats.speculative_started += 1
+        # One judgement at a time: a recheck that comes while one runs would only queue.
+        if self._held != key and (self._judging is None or self._judging.done()):
+            # A recheck needs a surer word: past its training length of silence, the model
+            # drifts towards "finished" on sentences that are not.
+            vad = self.settings.vad
+            bar = self.turn.threshold if event.first else vad.turn_recheck_threshold
+            self._judging = self._spawn(self._judge(key, self.endpointer.audio_so_far(), bar))
+
+    def _resumed(self) -> None:
+        if self._speculation is not None:
+            self.stats.speculative_discarded += 1
+            self._speculation = None
+
+    async def _judge(self, key: tuple[int, int], pcm: Pcm, bar: float) -> None:
+        assert self.turn is not None
+        try:
+            probability = await self.turn.judge(pcm)
+        except Exception:
+            log.exception("the turn detector failed; the pause's length decides")
+            return
+        self.stats.detector_runs += 1
+        # Still the same pause of the same utterance: no words since, not ended meanwhile.
+        current = (self._utterance_gen, self.endpointer.pause)
+        if current != key or probability <= bar:
+            return
+        verdict_ms = self.endpointer.now_ms
+        if await self._words_go_on(key):
+            return
+        ended = self.endpointer.end_turn("detector")
+        if ended is not None:
+            self._ended(ended, verdict_ms)
+
+    async def _words_go_on(self, key: tuple[int, int]) -> bool:
+        """Whether the pause's transcript reads mid-sentence ("Set a reminder for."), which
+        holds the turn open whatever the detector heard: Smart Turn judges from prosody, and a
+        sentence paused at a comma can sound finished. The transcript is needed before any
+        answer anyway, so waiting for it here costs no latency."""
+        speculation = self._speculation
+        if speculation is None or speculation.key != key:
+            return False
+        try:
+            transcript = await asyncio.shield(speculation.task)
+        except Exception:
+            return False  # _utterance reports the failure
+        if (self._utterance_gen, self.endpointer.pause) != key:
+            return True  # words came, or the turn ended, while it was transcribed
+        if reads_unfinished(transcript.text):
+            self._held = key
+            self.stats.held_by_words += 1
+            return True
+        return False
+
+    def _maybe_partial(self) -> None:
+        interval = self.settings.vad.partial_transcript_ms
+        if interval <= 0 or not self.endpointer.in_speech:
+            return
+        # A pause may be the end of the utterance: a partial started now would hold the
+        # recognizer just when the final transcription needs it.
+        if self.endpointer.silence_run_ms > 0:
+            return
+        if self.endpointer.now_ms - self._last_partial_ms < interval:
+            return
+        if self._partial_task is not None and not self._partial_task.done():
+            return
+        self._last_partial_ms = self.endpointer.now_ms
+        self._partial_task = self._spawn(
+            self._partial(self.endpointer.audio_so_far(), self._utterance_gen)
+        )
+
+    async def _partial(self, pcm: Pcm, generation: int) -> None:
+        transcript = await self.stt.transcribe(pcm)
+        if generation == self._utterance_gen and transcript.text.strip():
+            self._send(TranscriptEvent(transcript.text.strip(), final=False))
+
+    async def _heard(self, work: Awaitable[None]) -> None:
+        try:
+            await work
+        finally:
+            self.pending -= 1
+
+    async def _utterance(
+        self,
+        pcm: Pcm,
+        speech_end: float,
+        endpoint_ms: float,
+        transcribed_ms: float,
+        rule: str,
+        speculation: Speculation | None,
+    ) -> None:
+        clock = TurnClock(turn_id=new_turn_id(), source="voice", origin=speech_end)
+        clock.stages["endpoint"] = endpoint_ms
+        # A partial transcription still running would only slow the final one down.
+        if self._partial_task is not None and not self._partial_task.done():
+            self._partial_task.cancel()
+        started = time.monotonic()
+        try:
+            if speculation is not None:
+                # Started when the pause began: the same audio, and most of the work done.
+                transcript = await speculation.task
+                self.stats.speculative_used += 1
+            else:
+                transcript = await self.stt.transcribe(pcm)
+        except Exception as exc:
+            log.exception("transcription failed")
+            self._send(ErrorEvent(f"speech recognition failed: {exc}", where="stt"))
+            return
+        clock.stages["stt"] = transcribed_ms + (time.monotonic() - started) * 1000.0
+        text = transcript.text.strip()
+        log.info("heard %.2f s of speech as %r", pcm.size / 16000, text)
+        if not text:
+            if self._active() is None:
+                self._send(VoiceState("idle"))
+            return
+        self._send(TranscriptEvent(text, final=True, ended_by=rule))
+        self._emit(TurnHeard(text, clock))
