@@ -26,8 +26,7 @@ from config import Settings
 from models import saved_state
 from models.base import CallStats, ModelError, Resolved
 from models.chat_template import ChatTemplate
-from models.cuda_libs import prepare_llama
-from models.llama_log import StderrLog, quiet_stderr, set_verbose
+from models.llama_open import open_llama
 from models.llm_cache import BatchSizer, Plan, PromptCache, SavedState
 from models.resolver import detect_device
 from models.streaming import Push, StopMatcher, call_in_thread
@@ -58,8 +57,6 @@ class LlamaLLM(ThreadedLLM):
     """A GGUF chat model: own template, exact tokenizer, cancellable streaming."""
 
     def __init__(self, resolved: Resolved, settings: Settings, n_ctx: int | None = None) -> None:
-        # A prebuilt CUDA wheel leaves the CUDA runtime libraries out: open them first.
-        prepare_llama()
         import llama_cpp
 
         self._lc = llama_cpp
@@ -70,29 +67,17 @@ class LlamaLLM(ThreadedLLM):
         self.n_ctx = int(n_ctx or settings.context.window)
         cfg = settings.models
         t0 = time.perf_counter()
-        log = StderrLog()
-        try:
-            with quiet_stderr() as log:
-                try:
-                    self._llama = llama_cpp.Llama(
-                        str(self.path),
-                        n_ctx=self.n_ctx,
-                        n_batch=_WHOLE_BATCH,
-                        n_gpu_layers=cfg.llm_gpu_layers if self.device == "cuda" else 0,
-                        n_threads=cfg.llm_threads or None,
-                        seed=cfg.llm_seed,
-                        # Verbose inside the capture, so a failed load can say why.
-                        verbose=True,
-                    )
-                    self._llama.verbose = False
-                finally:
-                    set_verbose(False)
-        except Exception as exc:
-            raise ModelError(
-                f"could not load the language model {self.path}: {exc} ({log.tail()}). Fix: "
-                "check the file (download it again), use a llama-cpp-python that knows its "
-                "architecture, or set models.llm_path to another GGUF"
-            ) from exc
+        self._llama = open_llama(
+            self.path,
+            "could not load the language model",
+            "check the file (download it again), use a llama-cpp-python that knows its "
+            "architecture, or set models.llm_path to another GGUF",
+            n_ctx=self.n_ctx,
+            n_batch=_WHOLE_BATCH,
+            n_gpu_layers=cfg.llm_gpu_layers if self.device == "cuda" else 0,
+            n_threads=cfg.llm_threads or None,
+            seed=cfg.llm_seed,
+        )
         self.load_s = time.perf_counter() - t0
         self._vocab = llama_cpp.llama_model_get_vocab(self._llama.model)
         metadata: dict[str, str] = dict(self._llama.metadata)

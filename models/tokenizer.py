@@ -14,8 +14,7 @@ from typing import Any
 
 from config import Settings
 from models.base import ModelError, Tokenizer
-from models.cuda_libs import prepare_llama
-from models.llama_log import StderrLog, quiet_stderr, set_verbose
+from models.llama_open import open_llama
 from models.resolver import resolve
 
 
@@ -37,25 +36,14 @@ class GGUFTokenizer(Tokenizer):
     exact = True
 
     def __init__(self, path: Path) -> None:
-        prepare_llama()  # a prebuilt CUDA wheel's libraries are opened before llama_cpp loads
-        from llama_cpp import Llama
-
         self.path = path
         self.name = path.name
-        log = StderrLog()
-        try:
-            with quiet_stderr() as log:
-                try:
-                    # Verbose inside the capture, so a failed load can say why.
-                    self._vocab = Llama(str(path), vocab_only=True, verbose=True)
-                    self._vocab.verbose = False
-                finally:
-                    set_verbose(False)
-        except Exception as exc:
-            raise ModelError(
-                f"could not read the vocabulary of {path}: {exc} ({log.tail()}). Fix: check "
-                "the file (download it again) or set models.llm_path to another GGUF"
-            ) from exc
+        self._vocab = open_llama(
+            path,
+            "could not read the vocabulary of",
+            "check the file (download it again) or set models.llm_path to another GGUF",
+            vocab_only=True,
+        )
         metadata: dict[str, str] = dict(self._vocab.metadata)
         self.chat_template = metadata.get("tokenizer.chat_template")
         self.bos_token = gguf_token_text(metadata, self._vocab, "bos")
