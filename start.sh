@@ -2,6 +2,7 @@
 # Annie's one entry point.
 #   ./start.sh            set up on first run (venv, packages, models), then serve the voice page
 #   ./start.sh test       set up the test dependencies too, then run ruff, mypy and pytest
+#   ./start.sh test --quick   the same without the tests marked slow (the long benches)
 #   ./start.sh plan [--json]  print what set-up would do on this machine (GPU, builds, model,
 #                         window, memory budget, downloads) and change nothing
 #   ./start.sh ARGS...    anything else goes to `python -m bot ARGS...` (doctor, chat, bench ...)
@@ -147,11 +148,18 @@ if [ "$MODE" = "test" ]; then
   fi
   printf '    set-up took %ss\n' "$(( $(date +%s) - T0 ))"
   shift || true
+  # --quick: the developer tier, without the tests marked slow (the long reliability and voice
+  # benches' short forms); everything else is the same run CI makes.
+  TIER=()
+  if [ "${1:-}" = "--quick" ]; then
+    shift
+    TIER=(-m "not slow")
+  fi
   step "ruff check";        "$VENV/bin/ruff" check . || fail "ruff check" "fix the lint errors above";              done_step
   step "ruff format check"; "$VENV/bin/ruff" format --check . || fail "ruff format" "run .venv/bin/ruff format .";    done_step
   step "mypy";              "$VENV/bin/mypy" || fail "mypy" "fix the type errors above";                             done_step
   # The slowest tests are listed after every run, so the suite's time can be watched.
-  step "pytest";            "$PY" -m pytest -q --durations=25 "$@" || fail "pytest" "see the failing tests above"; done_step
+  step "pytest";            "$PY" -m pytest -q --durations=25 "${TIER[@]}" "$@" || fail "pytest" "see the failing tests above"; done_step
   printf 'all checks passed in %ss\n' "$(( $(date +%s) - T0 ))"
   exit 0
 fi

@@ -3,9 +3,11 @@
 Builds a fresh store in a temporary folder (or `--db`), fills it with synthetic tasks,
 reminders and notes (embedded once, in batches), then times, side by side in one run:
 state-path answers (target p99 < 5 ms), hybrid search (target p95 < 30 ms, query embedding
-included), routing on the held-out half of the labelled status set with per-turn cost
-(`bench.state_routing`), and the same status question answered by the small language
-model from the rendered work index, as a ratio.
+included), routing on the held-out half of the labelled status set and on a blind set
+(`--blind PATH`) side by side with per-turn cost (`bench.state_routing`), the same questions
+through `ask` and a live session (`bench.state_front_ends`), the unsure band's two ways out
+(`bench.state_ways_out`), and the same status question answered by the small language model
+from the rendered work index, as a ratio.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from bench.state_routing import run_routing
+from bench.state_front_ends import run_front_ends
+from bench.state_routing import run_routing, sets_to_run
+from bench.state_ways_out import run_ways_out
 from config import Settings, load_settings
 from context.recall import recall
 from context.state import StateResolver
 from memory.rows import WorkIndex
 from memory.store import Store
+from models.base import LLM
+from testkit.status_set import Routing
 
 HELP = "state-path and hybrid-search latency at 10,000 tasks and notes, beside the small model"
 
@@ -105,6 +111,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-routing", action="store_true", help="skip routing on the held-out status set"
     )
     parser.add_argument(
+        "--blind",
+        type=Path,
+        default=None,
+        help="a blind set (label<TAB>question, # comments) reported beside the held-out half",
+    )
+    parser.add_argument(
+        "--no-front-ends",
+        action="store_true",
+        help="skip routing the sets through ask and a live session",
+    )
+    parser.add_argument(
         "--db", type=Path, default=None, help="database file, reused if filled (default: temp)"
     )
 
@@ -173,33 +190,25 @@ def render_index(index: WorkIndex) -> str:
     return "\n".join(lines)
 
 
-async def _model_answer(settings: Settings, store: Store, n_ctx: int) -> list[float]:
-    from models import load_llm
-
-    llm = load_llm(settings, n_ctx=n_ctx)
+async def _model_answer(llm: LLM, store: Store) -> list[float]:
     system = (
         "You are Annie. Answer the status question in one short spoken sentence, from the work "
         "index only. Pending means pending is not none. If nothing is pending, say "
         "'Nothing needs you right now.'"
     )
     times: list[float] = []
-    try:
-        for question in MODEL_QUESTIONS:
-            t0 = time.perf_counter()
-            index = store.projections.work_index()
-            prompt = llm.render(
-                [
-                    {"role": "system", "content": system + "\n\n" + render_index(index)},
-                    {"role": "user", "content": question},
-                ]
-            )
-            async for _ in llm.stream(prompt, max_tokens=40):
-                pass
-            times.append((time.perf_counter() - t0) * 1000.0)
-    finally:
-        close = getattr(llm, "close", None)
-        if close is not None:
-            close()
+    for question in MODEL_QUESTIONS:
+        t0 = time.perf_counter()
+        index = store.projections.work_index()
+        prompt = llm.render(
+            [
+                {"role": "system", "content": system + "\n\n" + render_index(index)},
+                {"role": "user", "content": question},
+            ]
+        )
+        async for _ in llm.stream(prompt, max_tokens=40):
+            pass
+        times.append((time.perf_counter() - t0) * 1000.0)
     return times
 
 
@@ -263,19 +272,40 @@ def run(args: argparse.Namespace) -> int:
 
         routing_ok = True
         routing: list[str] = []
+        full: dict[str, Routing] = {}
         if not args.no_routing:
             if store.notes.embedder is None:
                 from models import load_embedder
 
                 store.notes.embedder = load_embedder(settings)
             window = settings.context.window
-            routing_ok = run_routing(
-                store, settings, store.notes.embedder, now, lambda: (13_760, window), routing
+            routing_ok, full = run_routing(
+                store,
+                settings,
+                store.notes.embedder,
+                now,
+                lambda: (13_760, window),
+                routing,
+                args.blind,
             )
+            if not args.no_front_ends:
+                sets = sets_to_run(args.blind)
+                routing_ok = run_front_ends(settings, sets, now, routing) and routing_ok
 
         model_ms: list[float] = []
         if not args.no_model:
-            model_ms = asyncio.run(_model_answer(settings, store, args.n_ctx))
+            from models import load_llm
+
+            llm = load_llm(settings, n_ctx=args.n_ctx)
+            try:
+                if not args.no_routing:
+                    unsure = [(r.unsure_status, r.unsure_near) for r in full.values()]
+                    run_ways_out(llm, store, unsure, routing)
+                model_ms = asyncio.run(_model_answer(llm, store))
+            finally:
+                close = getattr(llm, "close", None)
+                if close is not None:
+                    close()
         store.close()
 
     print(f"store: {args.tasks:,} tasks, {args.notes:,} notes (+ reminders)")

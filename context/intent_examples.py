@@ -1,146 +1,39 @@
 """Labelled example questions for the state path's classifier (`context.intents`).
 
-Each status intent has a handful of ways people ask it; "none" holds questions that share
-their words but belong to the model (general knowledge, commands, chat). The classifier
-proposes the intent of the nearest examples; the rules in `context.state_vocab` decide.
-These are not the evaluation set (that lives in `testkit`, held apart from tuning).
+Each status intent has a hundred or more ways people ask it (`context.intent_examples_status`);
+"none" holds questions that share their words but belong to the model: general knowledge,
+other places, commands, small talk (`context.intent_examples_none`). The classifier is
+trained on them, and `context.state_vocab` learns from them which words status questions use.
+They are written from what each intent means and are not the evaluation set: that lives in
+`testkit`, and a test keeps any of its questions out of these.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from context.state_rules import Intent
+from context import intent_examples_none as none
+from context import intent_examples_status as status
+from context.state_vocab import Intent
 
 Label = Intent | Literal["none"]
 
+
+def parse(block: str) -> tuple[str, ...]:
+    """The examples of one block: " | " between examples, any number to a line."""
+    return tuple(p.strip() for line in block.splitlines() for p in line.split("|") if p.strip())
+
+
+# "remember" has no examples: its subject is a slot the anchored rules take out of the
+# sentence, and only notes about that subject make it a question about state.
 EXAMPLES: dict[Label, tuple[str, ...]] = {
-    "pending": (
-        "is anything pending on me",
-        "what needs me right now",
-        "what do I still have to deal with",
-        "is there something I need to do",
-        "what is waiting on me",
-        "anything left for me to handle",
-        "what is still open on my end",
-        "do you need anything from me",
-        "what am I holding up",
-        "do I owe you an answer on anything",
-        "what should I be doing",
-        "what do I have to take care of",
-        "what is outstanding on my end",
-        "am I blocking anybody",
-        "what is the status of my pending items",
-    ),
-    "approvals": (
-        "what needs my approval",
-        "anything waiting for my OK",
-        "what is waiting for my okay",
-        "do I have anything to approve",
-        "are there approvals open",
-        "what do you need me to confirm",
-        "is anything awaiting my sign off",
-    ),
-    "list": (
-        "what is on my list",
-        "what tasks do I have",
-        "read me my to do list",
-        "how many tasks are open",
-        "what is on my plate",
-        "go through my tasks",
-        "what am I working on",
-        "do I have any tasks",
-    ),
-    "blocked": (
-        "is anything blocked",
-        "which tasks are stuck",
-        "what is held up",
-        "what am I waiting on from other people",
-        "is anything waiting on someone else",
-        "what are you waiting on",
-        "what has stalled",
-    ),
-    "schedule": (
-        "what is on my calendar today",
-        "any reminders tomorrow",
-        "what do I have this week",
-        "what is coming up next",
-        "when is my next reminder",
-        "what does tomorrow look like",
-        "am I busy this afternoon",
-        "anything due this week",
-        "what is planned for tonight",
-    ),
-    "time": (
-        "what time is it",
-        "do you have the time",
-        "what is the time now",
-        "what hour is it",
-        "is it late",
-        "what does the clock say",
-    ),
-    "date": (
-        "what is the date",
-        "what day is it today",
-        "what day of the week is it",
-        "which month are we in",
-        "what year is it",
-        "is it Saturday today",
-        "is it the weekend yet",
-    ),
-    "context": (
-        "how full is your context",
-        "how much memory are you using",
-        "how many tokens are left",
-        "is your memory nearly full",
-        "how much room do you have left",
-        "are you running out of space",
-        "what percent of the window is used",
-        "how full are you",
-        "how is your memory holding up",
-        "how much memory is left",
-        "where is the context at",
-    ),
-    "none": (
-        "what is time",
-        "do you have time to talk",
-        "what is a date",
-        "what is a context window",
-        "how does memory work",
-        "what is working memory",
-        "how much memory does a computer need",
-        "what is the best day to travel",
-        "what day should I go",
-        "is it too late to start",
-        "what time should I leave",
-        "what tasks do managers have",
-        "list some tasks for a team",
-        "what does pending mean",
-        "what does blocked mean",
-        "what should I do",
-        "what should I do today",
-        "do you need anything",
-        "what do you need",
-        "what are you doing",
-        "what are you up to",
-        "how are you",
-        "what is the plan",
-        "what is next in the series",
-        "tell me about the week",
-        "what is the weather today",
-        "what can you do",
-        "who are you",
-        "is anything wrong",
-        "what is on your mind",
-        "what do I need to bring",
-        "how full is the moon",
-        "how many tokens is a sentence",
-        "what is a calendar year",
-        "how many days are in a month",
-        "what is a reminder",
-        "what is due diligence",
-        "do I need an umbrella today",
-        "am I right",
-        "what do you think",
-    ),
+    "pending": parse(status.PENDING),
+    "approvals": parse(status.APPROVALS),
+    "list": parse(status.LIST),
+    "blocked": parse(status.BLOCKED),
+    "schedule": parse(status.SCHEDULE),
+    "time": parse(status.TIME),
+    "date": parse(status.DATE),
+    "context": parse(status.CONTEXT),
+    "none": parse(none.NONE),
 }

@@ -1,96 +1,192 @@
-"""The state path's candidate stage: intents proposed by nearest labelled examples.
+"""The state path's classifier: which status question a sentence asks, and how sure it is.
 
-The embedding model Annie already loads for notes (all-MiniLM-L6-v2) embeds the labelled
-examples once (`context.intent_examples`), on first use. A question the anchored rules did
-not place is embedded and compared with them; each label scores the mean cosine of its two
-nearest examples, and the intents that beat the "none" label and a floor are proposed, best
-first. Proposals are only candidates: `context.state_vocab` confirms or drops each one.
-Embedding a question costs about 10 ms on a 2-core CPU, so `state_rules.match` asks only
-when some intent's vocabulary covers the sentence (a set lookup); most turns bound for the
-model are never embedded.
+A multinomial logistic regression over two views of a normalized sentence: its embedding
+(all-MiniLM-L6-v2, the model Annie already loads for notes) and its words and word pairs. It
+is trained on the labelled examples (`context.intent_examples`), status questions and near
+misses alike. The trained weights ship beside this module (`intent_weights.npz`, written by
+`python -m context.intents`), named by a digest of the examples, the features and the
+embedding model, so a first start loads them in milliseconds; only examples or a model that
+no longer match them pay for training (about 1,600 sentences embedded and fitted: seconds),
+and the result is kept under `<home>/cache`. A test fails when the shipped file is stale.
+
+`decide` returns one of three bands. "answer": the best intent is likely enough (`ANSWER`)
+and every word is one status questions use, so the state path answers alone. "model": plainly
+not a status question, or one that points elsewhere: a word only near misses use ("server",
+"holiday"), a name, or more than one word no example uses; these are never embedded, so most
+turns bound for the model pay microseconds here. "unsure": between the two, or a sentence with
+one unknown word that misses the stricter bar (`STRICT`); the state path does not answer alone
+and the turn goes to the model, which reads the same state in its Work Index snapshot (a
+grammar-constrained pick by the shipped model was measured as the other way out and answered
+far more near misses wrongly: `bench state`). The bars were set on the tuning half of the
+labelled set (`testkit.status_set`); the held-out half and blind sets measure them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy.optimize import minimize
 
 from context.intent_examples import EXAMPLES, Label
-from context.state_rules import INTENTS, Intent, normalize
+from context.normalize import normalize
+from context.state_vocab import INTENTS, Intent, Vocabulary, names
 from memory.search import EmbedderLike
+from provision.settings import annie_home
 
 log = logging.getLogger(__name__)
 
-# Tuned on the tuning half of the labelled set (testkit.status_set): below this a label's
-# nearest examples are too far to mean anything, whatever "none" scores.
-FLOOR = 0.4
-# How far an intent must score above "none": a tie is a question the examples cannot tell
-# apart from one that belongs to the model.
-MARGIN = 0.02
-# How many nearest examples of a label make its score: two, so one odd example cannot win.
-NEAREST = 2
+# The best intent's probability at which the state path answers alone. On the tuning half,
+# 0.8 took no near miss and 0.7 took two: a confident wrong answer is the worst one.
+ANSWER = 0.8
+# The same, for a sentence holding one word no example uses.
+STRICT = 0.9
+# Below this much probability on all status intents together, a sentence is the model's.
+UNSURE = 0.4
+# Inverse strength of the weights' L2 penalty (larger fits the examples more closely).
+PENALTY_C = 100.0
+# Bumped when the features change, so weights trained on the old ones are not reused.
+FEATURES_VERSION = 1
 # How many recent questions' vectors are kept (384 floats each).
 RECENT = 256
+# The trained weights that ship with the code, and the sentence that names the model.
+SHIPPED = Path(__file__).with_name("intent_weights.npz")
+PROBE = "are there any tasks pending on me"
+
+Band = Literal["answer", "unsure", "model"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the classifier made of one sentence, and why."""
+
+    band: Band
+    intent: Intent | None = None
+    probability: float = 0.0
+    why: str = ""
+    embedded: bool = False
+
+
+@dataclass(frozen=True)
+class _Model:
+    weights: npt.NDArray[np.float32]
+    bias: npt.NDArray[np.float32]
+    features: dict[str, int]
+
+
+def _grams(core: str) -> set[str]:
+    words = core.split()
+    found = set(words) | {f"{a}_{b}" for a, b in itertools.pairwise(words)}
+    if words:
+        found.add("^" + words[0])
+    return found
 
 
 class IntentIndex:
-    """Proposes status intents for normalized text; empty when none is likely.
+    """Decides status intents for normalized text (`decide`).
 
     `embedder` is asked for on each call and may return None (not loaded, or it failed):
-    then nothing is proposed and the anchored rules alone decide."""
+    then nothing is answered by the classifier and the anchored rules alone decide.
+    `cache_dir` keeps the trained weights: None is `$ANNIE_HOME/cache`, False keeps none."""
 
     def __init__(
         self,
         embedder: Callable[[], EmbedderLike | None],
         examples: dict[Label, tuple[str, ...]] = EXAMPLES,
+        cache_dir: Path | Literal[False] | None = None,
     ) -> None:
         self.embedder = embedder
-        self.labels: list[Label] = [label for label, texts in examples.items() for _ in texts]
-        self.texts = [normalize(t) for texts in examples.values() for t in texts]
-        labels = np.asarray(self.labels)
-        self._rows = {label: labels == label for label in examples}
-        self._matrix: npt.NDArray[np.float32] | None = None
+        self.labels: list[Label] = list(examples)
+        pairs = [(label, normalize(t)) for label, texts in examples.items() for t in texts]
+        self.texts = [text for _, text in pairs]
+        self.targets = np.asarray([self.labels.index(label) for label, _ in pairs])
+        self.vocabulary = Vocabulary(
+            (t for label, t in pairs if label != "none"),
+            (t for label, t in pairs if label == "none"),
+        )
+        self.cache_dir = annie_home() / "cache" if cache_dir is None else cache_dir or None
+        self._model: _Model | None = None
+        self._digests: dict[int, str] = {}  # by the embedding model's id()
         self._lock = threading.Lock()
         # Recent questions' vectors: people repeat their status questions word for word.
         self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self.embeddings = 0  # questions embedded (not served from `_recent`), and the last cost
         self.last_embed_ms = 0.0
+        self.train_s = 0.0  # what building the classifier cost (0 when loaded from the cache)
 
     def ready(self) -> bool:
-        return self._matrix is not None
+        return self._model is not None
 
     def warm(self) -> bool:
-        """Embed the examples now (about a second); False without an embedder."""
-        model = self.embedder()
-        return model is not None and self._examples(model) is not None
-
-    def _examples(self, model: EmbedderLike) -> npt.NDArray[np.float32]:
-        with self._lock:
-            if self._matrix is None:
-                self._matrix = np.asarray(model.embed(self.texts), dtype=np.float32)
-            return self._matrix
-
-    def scores(self, core: str) -> dict[Label, float]:
-        """Each label's score for normalized text: the mean cosine of its nearest examples."""
+        """Load or train the classifier now (seconds the first time); False without a
+        working embedder."""
         model = self.embedder()
         if model is None:
-            return {}
+            return False
         try:
-            sims = self._examples(model) @ self._vector(model, core)
+            self._trained(model)
         except Exception as exc:
-            # A failing model costs the candidates, never the turn: the rules still decide.
+            log.warning("the state path's classifier could not be built: %s", exc)
+            return False
+        return True
+
+    def forget_recent(self) -> None:
+        """Drop the remembered question vectors (benchmarks measure cold turns)."""
+        self._recent.clear()
+
+    # --- deciding -----------------------------------------------------------------------
+
+    def decide(self, core: str, text: str = "") -> Verdict:
+        """The band, intent and probability for normalized `core` (`text`: as it was said)."""
+        near, unknown = self.vocabulary.strangers(core)
+        if near:
+            return Verdict("model", why=f"near-miss words: {' '.join(near)}")
+        called = names(text)
+        if called:
+            return Verdict("model", why=f"names: {' '.join(called)}")
+        if len(unknown) > 1:
+            return Verdict("model", why=f"unknown words: {' '.join(unknown)}")
+        probs = self.probabilities(core)
+        if probs is None:
+            return Verdict("model", why="no embedding model")
+        best = max(INTENTS, key=lambda i: probs.get(i, 0.0))
+        p = probs.get(best, 0.0)
+        status = 1.0 - probs.get("none", 0.0)
+        bar = STRICT if unknown else ANSWER
+        why = f"unknown word: {unknown[0]}" if unknown else "classifier"
+        if p >= bar:
+            return Verdict("answer", best, p, why, embedded=True)
+        if status >= UNSURE or unknown:
+            return Verdict("unsure", best, p, why, embedded=True)
+        return Verdict("model", best, p, why, embedded=True)
+
+    def probabilities(self, core: str) -> dict[Label, float] | None:
+        """Each label's probability for normalized `core`; None without a working embedder."""
+        model = self.embedder()
+        if model is None:
+            return None
+        try:
+            trained = self._trained(model)
+            vector = self._vector(model, core)
+        except Exception as exc:
+            # A failing model costs the classifier, never the turn: the rules still decide.
             log.warning("the state path's classifier failed: %s", exc)
-            return {}
-        out: dict[Label, float] = {}
-        for label, rows in self._rows.items():
-            out[label] = float(np.sort(sims[rows])[-NEAREST:].mean())
-        return out
+            return None
+        scores = np.concatenate([vector, self._lexical([core], trained.features)[0]])
+        z = scores @ trained.weights + trained.bias
+        z = np.exp(z - z.max())
+        p = z / z.sum()
+        return {label: float(p[k]) for k, label in enumerate(self.labels)}
 
     def _vector(self, model: EmbedderLike, core: str) -> npt.NDArray[np.float32]:
         # Under the lock: sessions may ask from worker threads, and the model runs one
@@ -109,14 +205,141 @@ class IntentIndex:
                 self._recent.popitem(last=False)
             return vector
 
-    def forget_recent(self) -> None:
-        """Drop the remembered question vectors (benchmarks measure cold turns)."""
-        self._recent.clear()
+    # --- training -----------------------------------------------------------------------
 
-    def propose(self, core: str) -> list[Intent]:
-        """Intents worth checking for `core`, best first."""
-        scores = self.scores(core)
-        if not scores:
-            return []
-        bar = max(FLOOR, scores.get("none", -1.0) + MARGIN)
-        return sorted((i for i in INTENTS if scores.get(i, -1.0) >= bar), key=lambda i: -scores[i])
+    def _trained(self, model: EmbedderLike) -> _Model:
+        with self._lock:
+            if self._model is None:
+                self._model = self._load(model) or self._train(model)
+            return self._model
+
+    def _digest(self, model: EmbedderLike) -> str:
+        known = self._digests.get(id(model))
+        if known is not None:
+            return known
+        h = hashlib.sha256(f"{FEATURES_VERSION} {PENALTY_C} {_identity(model)}".encode())
+        for label, text in zip(self.targets, self.texts, strict=True):
+            h.update(f"\n{label}\t{text}".encode())
+        self._digests[id(model)] = h.hexdigest()[:16]
+        return self._digests[id(model)]
+
+    def _cache_file(self, model: EmbedderLike) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        return self.cache_dir / f"intents-{self._digest(model)}.npz"
+
+    def _load(self, model: EmbedderLike) -> _Model | None:
+        digest = self._digest(model)
+        for path in (SHIPPED, self._cache_file(model)):
+            if path is None or not path.is_file():
+                continue
+            try:
+                with np.load(path, allow_pickle=False) as saved:
+                    if str(saved["digest"]) != digest:
+                        continue  # weights for other examples or another model
+                    features = {str(f): k for k, f in enumerate(saved["features"])}
+                    return _Model(saved["weights"], saved["bias"], features)
+            except (OSError, ValueError, KeyError) as exc:
+                log.warning("the state path's classifier weights %s are unreadable: %s", path, exc)
+        return None
+
+    def shipped_is_current(self, model: EmbedderLike) -> bool:
+        """Whether `intent_weights.npz` was trained on these examples and this model."""
+        if not SHIPPED.is_file():
+            return False
+        with np.load(SHIPPED, allow_pickle=False) as saved:
+            return str(saved.get("digest", "")) == self._digest(model)
+
+    def write(self, model: EmbedderLike, path: Path) -> None:
+        """Train on the examples now and write the weights to `path` (atomically)."""
+        self._save(self._train(model, keep=False), model, path)
+
+    def _save(self, trained: _Model, model: EmbedderLike, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npz")
+        names_ = np.asarray(sorted(trained.features, key=trained.features.__getitem__))
+        np.savez(
+            tmp,
+            weights=trained.weights,
+            bias=trained.bias,
+            features=names_,
+            digest=np.asarray(self._digest(model)),
+        )
+        tmp.replace(path)
+
+    def _train(self, model: EmbedderLike, keep: bool = True) -> _Model:
+        t0 = time.perf_counter()
+        vectors = np.asarray(model.embed(self.texts), dtype=np.float32)
+        counts = Counter(g for text in self.texts for g in _grams(text))
+        # A feature seen once is one example's wording, not a pattern.
+        features = {g: k for k, g in enumerate(sorted(g for g, n in counts.items() if n >= 2))}
+        x = np.hstack([vectors, self._lexical(self.texts, features)]).astype(np.float64)
+        weights, bias = _fit(x, self.targets, len(self.labels), PENALTY_C)
+        trained = _Model(weights.astype(np.float32), bias.astype(np.float32), features)
+        self.train_s = time.perf_counter() - t0
+        path = self._cache_file(model) if keep else None
+        if path is not None:
+            try:
+                self._save(trained, model, path)
+            except OSError as exc:
+                log.warning("could not keep the state path's classifier in %s: %s", path, exc)
+        return trained
+
+    @staticmethod
+    def _lexical(texts: list[str], features: dict[str, int]) -> npt.NDArray[np.float32]:
+        """Word and word-pair indicators, each row scaled to unit length."""
+        out = np.zeros((len(texts), len(features)), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for g in _grams(text):
+                k = features.get(g)
+                if k is not None:
+                    out[row, k] = 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        out /= np.where(norms == 0, 1.0, norms)
+        return out
+
+
+def _identity(model: EmbedderLike) -> str:
+    """Which embedding model this is, wherever its files lie: its width and the strongest
+    components of a fixed sentence's vector (the same weights give the same ones)."""
+    probe = np.asarray(model.embed([PROBE])[0], dtype=np.float32)
+    top = np.argsort(-np.abs(probe))[:8]
+    return f"{probe.size}:{','.join(str(int(k)) for k in sorted(top))}"
+
+
+def _fit(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.int_], classes: int, c: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Multinomial logistic regression with an L2 penalty, fitted by L-BFGS."""
+    n, d = x.shape
+    rows = np.arange(n)
+
+    def loss(flat: npt.NDArray[np.float64]) -> tuple[float, npt.NDArray[np.float64]]:
+        w = flat[: d * classes].reshape(d, classes)
+        b = flat[d * classes :]
+        z = x @ w + b
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        value = -np.log(p[rows, y] + 1e-12).sum() / n + (w * w).sum() / (2 * c * n)
+        p[rows, y] -= 1.0
+        grad_w = x.T @ p / n + w / (c * n)
+        return float(value), np.concatenate([grad_w.ravel(), p.sum(axis=0) / n])
+
+    start = np.zeros(d * classes + classes)
+    found = minimize(loss, start, jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    flat = found.x
+    return flat[: d * classes].reshape(d, classes), flat[d * classes :]
+
+
+if __name__ == "__main__":
+    # Write the shipped weights after the examples change: python -m context.intents
+    import os
+
+    from config import load_settings
+    from models import load_embedder
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    embedder = load_embedder(load_settings())
+    IntentIndex(lambda: embedder, cache_dir=False).write(embedder, SHIPPED)
+    print(f"wrote {SHIPPED}")

@@ -2,10 +2,11 @@
 
 `StateResolver.resolve(text)` returns a short, speakable answer rendered from the store's
 projections plus the ids of the records it read, or None when the text is not a status
-question (the turn then goes to the model). Rules decide (`context.state_rules`, and
-`context.state_vocab` for what the classifier proposes); with an `IntentIndex` the
-embedding model proposes intents for phrasings the anchored rules do not know, and
-without one the rules work alone. The answers themselves are in `context.state_answers`.
+question the state path may answer alone (the turn then goes to the model). The anchored
+rules decide first (`context.state_rules`); with an `IntentIndex` the classifier decides
+phrasings the rules do not know, and answers only in its confident band (unsure turns go to
+the model, which reads the same state in its snapshot); without one the rules work alone.
+`route` says how a sentence was placed. The answers themselves are in `context.state_answers`.
 When a source cannot be read the answer says so instead of turning absence of data into
 "nothing".
 Approvals are read here too (`memory.approvals`): "what do I need to approve?" names each
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 from context import state_answers as answers
 from context.spoken import count_words, join_spoken, spoken_date, spoken_time, spoken_when
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResult
-from context.state_rules import Intent, Match, match
+from context.state_rules import Intent, Match, Routed, route
 from memory.db import StoreError
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class StateResolver:
         intents: IntentIndex | None = None,
     ) -> None:
         # `store` may be None when the file could not be opened; task answers then say so.
-        # `intents` proposes intents by embedding; without it the anchored rules alone decide.
+        # `intents` decides what the anchored rules do not place; without it they alone decide.
         self.store = store
         self.settings = settings
         self.context_usage = context_usage
@@ -84,20 +85,30 @@ class StateResolver:
         *,
         session_id: str | None = None,
     ) -> StateResult | None:
-        """The rendered answer, or None. `extra` are intents a classifier proposes.
+        """The rendered answer, or None. `extra` are intents the anchored rules also check.
 
         `session_id` is the conversation asking: approval lists mark which ones it can answer."""
+        return self.resolve_routed(text, now, extra, session_id=session_id)[0]
+
+    def resolve_routed(
+        self,
+        text: str,
+        now: datetime | None = None,
+        extra: Iterable[Intent] = (),
+        *,
+        session_id: str | None = None,
+    ) -> tuple[StateResult | None, Routed]:
+        """The rendered answer (or None) and how the sentence was placed."""
         start = time.perf_counter()
         at = (now or datetime.now()).astimezone()
-        propose = self.intents.propose if self.intents is not None else None
-        found = match(text, extra, propose)
-        if found is None:
-            return None
-        result = self._render(found, at, session_id)
+        routed = route(text, extra, self.intents)
+        if routed.match is None:
+            return None, routed
+        result = self._render(routed.match, at, session_id)
         if result is None:
-            return None
+            return None, routed
         result.latency_ms = (time.perf_counter() - start) * 1000.0
-        return result
+        return result, routed
 
     # --- dispatch -----------------------------------------------------------------------
 
@@ -143,5 +154,8 @@ class StateResolver:
             return StateResult("I can't tell: the context meter can't be read.", "context")
         if window <= 0:
             return StateResult("I can't tell: the context meter can't be read.", "context")
+        used = min(max(used, 0), window)
         percent = round(100 * used / window)
-        return StateResult(f"About {percent} percent, {used:,} of {window:,} tokens.", "context")
+        # Both ways round, so nobody wonders whether the percentage is what is used or left.
+        text = f"About {percent} percent used, {window - used:,} of {window:,} tokens left."
+        return StateResult(text, "context")

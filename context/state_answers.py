@@ -135,16 +135,10 @@ def _window(day: Day, now: datetime) -> tuple[datetime, datetime, str]:
 
 
 def schedule_answer(store: Store, day: Day, now: datetime) -> StateResult:
+    if day == "overdue":
+        return overdue_answer(store, now)
     if day == "upcoming":
-        index = store.projections.work_index(now=now, limit=SPOKEN_ITEMS)
-        if not index.next_scheduled:
-            return StateResult("Nothing is scheduled.", "schedule")
-        items = [f"{s.text}, {spoken_when(s.due, now)}" for s in index.next_scheduled]
-        return StateResult(
-            "Next up: " + "; ".join(items) + ".",
-            "schedule",
-            [s.id for s in index.next_scheduled],
-        )
+        return next_answer(store, now)
     start, end, label = _window(day, now)
     reminders = store.reminders.between(start, end, limit=50)
     due = store.tasks.due_between(start, end, limit=50)
@@ -175,6 +169,52 @@ def schedule_answer(store: Store, day: Day, now: datetime) -> StateResult:
     return StateResult(" ".join(parts), "schedule", sources)
 
 
+def next_answer(store: Store, now: datetime) -> StateResult:
+    """The next scheduled thing first, then the ones after it; with nothing scheduled, the
+    first task on the list, since "what's next?" still has an answer."""
+    index = store.projections.work_index(now=now, limit=SPOKEN_ITEMS)
+    items = index.next_scheduled
+    if not items:
+        if index.active:
+            task = index.active[0]
+            return StateResult(
+                f"Nothing is scheduled. First on your list: {task.title}.", "schedule", [task.id]
+            )
+        return StateResult("Nothing is scheduled.", "schedule")
+    first, later = items[0], items[1:]
+    text = f"Next: {first.text}, {spoken_when(first.due, now)}."
+    if later:
+        text += " After that: " + "; ".join(f"{s.text}, {spoken_when(s.due, now)}" for s in later)
+        text += "."
+    return StateResult(text, "schedule", [s.id for s in items])
+
+
+def overdue_answer(store: Store, now: datetime) -> StateResult:
+    """Unfinished tasks past their due time and reminders that went off and are not done,
+    counted, the longest overdue first."""
+    tasks = store.tasks.due_between(now - timedelta(days=3650), now)
+    fired = store.reminders.find("fired") + store.reminders.find("announced")
+    reminders = sorted((r for r in fired if from_iso(r.due) < now), key=lambda r: r.due)
+    named = [(t.due, t.title, t.id) for t in tasks if t.due] + [
+        (r.due, r.text, r.id) for r in reminders
+    ]
+    named.sort()
+    if not named:
+        return StateResult("Nothing is overdue.", "schedule")
+    verb = "is" if len(named) == 1 else "are"
+    said = [f"{title}, due {spoken_when(due, now)}" for due, title, _ in named[:SPOKEN_ITEMS]]
+    text = f"{count_words(len(named), 'thing').capitalize()} {verb} overdue: "
+    return StateResult(
+        text + "; ".join(said) + _more(len(named)) + ".",
+        "schedule",
+        [i for _, _, i in named[:SPOKEN_ITEMS]],
+    )
+
+
+def _more(total: int) -> str:
+    return f"; and {total - SPOKEN_ITEMS:,} more" if total > SPOKEN_ITEMS else ""
+
+
 _YOURS = {"my": "your", "i": "you", "me": "you", "mine": "yours", "our": "your"}
 
 
@@ -183,6 +223,8 @@ def remember_answer(
 ) -> StateResult | None:
     """What the notes say about `subject`, with their ids; None when no note is about it and
     the question may be general knowledge (`needs_notes`), which is then the model's."""
+    if subject.split()[-1:] in (["me"], ["myself"]):
+        return about_the_user(store)
     hits = notes_about(store, subject, min_similarity, gate=needs_notes)
     said = " ".join(_YOURS.get(w, w) for w in subject.split())
     if not hits:
@@ -192,6 +234,17 @@ def remember_answer(
     named = [f"{h.text.rstrip('.')} ({h.id})" for h in hits]
     text = f"About {said}, I have {count_words(len(hits), 'note')}: " + "; ".join(named) + "."
     return StateResult(text, "remember", [h.id for h in hits])
+
+
+def about_the_user(store: Store) -> StateResult:
+    """ "What do you remember about me?": the notes are what Annie keeps about the user, so the
+    newest of them are the answer, and none is a true "nothing yet" (the table was read)."""
+    notes = store.notes.recent(SPOKEN_ITEMS)
+    if not notes:
+        return StateResult("I haven't noted anything about you yet.", "remember")
+    named = [f"{n.text.rstrip('.')} ({n.id})" for n in notes]
+    text = "About you, my newest notes say: " + "; ".join(named) + "."
+    return StateResult(text, "remember", [n.id for n in notes])
 
 
 def notes_about(store: Store, subject: str, min_similarity: float, gate: bool) -> list[Hit]:

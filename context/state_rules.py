@@ -4,25 +4,30 @@ Text is normalized (`context.normalize`), then a cheap keyword pass proposes can
 intents and anchored regular expressions over the whole remaining sentence decide.
 Anchoring is what sends near misses to the model: "what is pending on me" is a status
 question, "what did we decide about the pending invoice" is not, because the rest of that
-sentence is not allowed by any rule. When no anchored rule fits, a classifier
-(`context.intents`) may propose intents, and the slot and vocabulary rules of
-`context.state_vocab` decide whether any of them stands. A classifier never decides.
+sentence is not allowed by any rule. When no anchored rule fits, a sentence that gives an
+order or asks about the world ("remind me to ...", "how do I ...", "what does X mean") is the
+model's outright; any other goes to the classifier (`context.intents`), whose verdict says
+whether the state path answers alone, is unsure (the model answers, from the same state), or
+leaves it to the model. The slots (the day of a schedule question, the subject of a "what do
+you remember about X") are read by rules either way.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from context import state_vocab
 from context.normalize import normalize
-from context.state_vocab import INTENTS, Intent
+from context.state_vocab import INTENTS, Intent, day_word
 
-__all__ = ["INTENTS", "Intent", "Match", "match", "normalize"]
+if TYPE_CHECKING:
+    from context.intents import Verdict
 
-Day = Literal["today", "tomorrow", "week", "upcoming"]
+__all__ = ["INTENTS", "Intent", "Match", "Routed", "match", "normalize", "route"]
+
+Day = Literal["today", "tomorrow", "week", "overdue", "upcoming"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,7 @@ _KEYWORDS: dict[Intent, tuple[str, ...]] = {
         "planned",
         "due",
         "week",
+        "overdue",
         "look like",
         "my day",
     ),
@@ -217,6 +223,11 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
         re.compile(rf"what is (?:happening|planned|scheduled|on|coming up)(?: (?:for|on))? {_DAY}"),
         re.compile(r"what is (?:next|coming up)(?: on my (?:schedule|calendar|agenda))?"),
         re.compile(rf"(?:what is|is anything|anything|what tasks are) due {_DAY}"),
+        re.compile(
+            r"(?:what is|what are|is anything|is there anything|anything|any|which tasks are"
+            r"|what tasks are|are any tasks|do i have anything) (?:still )?"
+            r"(?P<day>overdue|past due)(?: tasks| items| reminders)?"
+        ),
         re.compile(rf"(?:my )?(?:schedule|agenda|reminders)(?: (?:for|on))?(?: {_DAY})?"),
         re.compile(rf"(?:(?:what|how) does {_DAY} look(?: like)?)"),
         re.compile(rf"how is {_DAY} looking"),
@@ -289,41 +300,75 @@ def candidates(core: str, extra: Iterable[Intent] = ()) -> list[Intent]:
     return found
 
 
-def match(
-    text: str,
-    extra: Iterable[Intent] = (),
-    propose: Callable[[str], Sequence[Intent]] | None = None,
-) -> Match | None:
-    """The status intent `text` asks for, or None when it is not a status question.
+class Classifier(Protocol):
+    def decide(self, core: str, text: str = "") -> Verdict: ...
 
-    The anchored rules decide first. When none fits and a classifier is given (`propose`,
-    called with the normalized text), the intents it proposes are checked by the slot and
-    vocabulary rules (`context.state_vocab`), and only one that passes is answered. The
-    classifier is asked only when some intent's vocabulary covers the sentence, so most turns
-    bound for the model never pay for it."""
+
+# Orders and questions about the world: never a question about the user's own state, whatever
+# words they share with one. Orders are the model's to carry out with its tools.
+_ELSEWHERE = re.compile(
+    r"^(?:remind me (?:to|at|in|on|about|every|that|tomorrow|tonight)|set (?:a|an|the|my|up)"
+    r"|add|put|create|make (?:a|me|it)|schedule (?:a|an|my|the)|cancel|delete|remove|clear"
+    r"|snooze|mark|move|reschedule|postpone|push|complete|finish|book|call|text|send|email"
+    r"|message|play|turn|open|start|stop|note|take a note|save|remember (?:that|to|my|the|this)"
+    r"|forget|decline|reject|why|explain|define|who invented|tell me about|history of"
+    r"|how (?:do|does|can|should|could|would|did) (?:i|we|you|one|people|someone|it)"
+    r"|how does \w+ work|what (?:does|do) .* mean|(?:what is|what are) (?:an?|the meaning) )\b"
+)
+
+
+@dataclass(frozen=True)
+class Routed:
+    """How the state path placed one sentence: `match` when it answers; `how` says which
+    stage decided ("rule", "classifier", "unsure", "elsewhere", "model"), `verdict` what the
+    classifier made of it when it was asked."""
+
+    match: Match | None
+    how: str
+    verdict: Verdict | None = None
+
+
+def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None = None) -> Routed:
+    """Where `text` goes: the anchored rules first, then, for a sentence that is neither an
+    order nor a question about the world, the classifier. Only its "answer" band is
+    answered; "unsure" and "model" go to the model."""
     core = normalize(text)
     if not core:
-        return None
+        return Routed(None, "model")
     for intent in candidates(core, extra):
         for rule in _RULES[intent]:
             m = rule.fullmatch(core)
             if m is not None:
-                return _found(intent, m.groupdict(), core)
-    if propose is None:
-        return None
-    covered = state_vocab.covering(core)
-    if not covered:
-        return None
-    for intent in propose(core):
-        if intent in covered:
-            return _found(intent, {"day": state_vocab.day_word(core)}, core)
-    return None
+                return Routed(_found(intent, m.groupdict(), core), "rule")
+    if elsewhere(core):
+        return Routed(None, "elsewhere")
+    if classifier is None:
+        return Routed(None, "model")
+    verdict = classifier.decide(core, text)
+    if verdict.band != "answer" or verdict.intent is None:
+        return Routed(None, "unsure" if verdict.band == "unsure" else "model", verdict)
+    return Routed(_found(verdict.intent, {"day": day_word(core)}, core), "classifier", verdict)
+
+
+def elsewhere(core: str) -> bool:
+    """Whether normalized `core` gives an order or asks about the world."""
+    return _ELSEWHERE.search(core) is not None
+
+
+def match(
+    text: str, extra: Iterable[Intent] = (), classifier: Classifier | None = None
+) -> Match | None:
+    """The status intent `text` asks for, or None when it is not the state path's to answer
+    alone (`route` says why)."""
+    return route(text, extra, classifier).match
 
 
 def _found(intent: Intent, groups: dict[str, str | None], core: str) -> Match:
     day_text = groups.get("day") or ""
     day: Day = (
-        "tomorrow"
+        "overdue"
+        if day_text in ("overdue", "past due")
+        else "tomorrow"
         if day_text == "tomorrow"
         else "week"
         if "week" in day_text

@@ -1,19 +1,20 @@
-"""The slot and vocabulary rules that confirm a classifier's proposal on the state path.
+"""The words of status questions, and the slots the state path reads out of them.
 
-The anchored rules in `context.state_rules` know a fixed set of sentence shapes. People ask
-the same status questions in many more shapes, and a classifier over sentence embeddings
-finds the likely intent of those; but on the deterministic state path a classifier never decides.
-These rules do: a proposed intent is answered only when every word of the normalized
-sentence belongs to that intent's vocabulary (its own words plus the words any question is
-built from) and the sentence holds one of the intent's slot words. One word from outside
-("what time is it in Tokyo", "what tasks should a project manager track") sends the turn to
-the model. The check is a set lookup per word, so it also serves as the prefilter that
-decides whether a turn is worth embedding at all.
+A classifier (`context.intents`) decides which status question a sentence asks; these rules
+say what it may decide on. The vocabulary is learned from the labelled examples
+(`context.intent_examples`): the words status questions are made of, and the words only the
+near misses use ("server", "holiday", "wife"). A word the status examples never use is how a
+sentence points somewhere else ("what's waiting for me at home", "what time is it in Tokyo"),
+so a sentence holding a near-miss word, or more than one word nobody wrote, is not the state
+path's to answer; one unknown word leaves the decision to a stricter bar. Words are compared
+by a light stem ("reminders", "reminded" and "remind" are one word). The day slot of a
+schedule question ("tomorrow", "this week", "overdue") is read here too.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Literal, get_args
 
 # The status questions the state path answers.
@@ -27,85 +28,108 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# Words any status question may be built from; none of them says what the question is about.
-_COMMON = _words(
+# Words any question may be built from; none of them says what the question is about.
+COMMON = _words(
     """
-    what is are there any anything something some do does i me my mine you your the a an
-    have has got get still right now currently at moment just please tell show give read check
-    can could would will let know so like okay ok hey annie of for on in to it that this how
-    many much which all yet else again be am we us our see status quick question mind telling
-    there up out doing going looking look looks whats s
+    what is are was were there any anything something some do does did i me my mine you your
+    the a an have has had got get still right now currently at moment just please tell show
+    give read check can could would will should shall may might must let know so like okay ok
+    hey annie of for on in to it that this these those how many much which all yet else again
+    be am we us our see status quick telling up out doing going looking look
+    looks whats s who whom whose when where why with from by about into as or and but not no
+    if than then off over few several next last somewhere anywhere anyone someone soon already
+    almost nearly around between hit reach gonna wanna gotta lot lots bit little every each one
+    two three four five really actually exactly even also very
     """
 )
+# Numbers and clock words: a time or a count is a slot, never what a question is about.
+NUMBERS = _words(
+    """
+    zero six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
+    eighteen nineteen twenty thirty forty fifty sixty hundred half quarter am pm oclock
+    """
+)
+# Irregular forms the suffix rules below cannot reach.
+_IRREGULAR = {
+    "heard": "hear", "said": "say", "told": "tell", "got": "get", "gotten": "get",
+    "went": "go", "gone": "go", "done": "do", "did": "do", "made": "make", "left": "leave",
+    "kept": "keep", "sent": "send", "thought": "think", "brought": "bring", "ran": "run",
+    "saw": "see", "seen": "see", "been": "be", "had": "have", "has": "have", "days": "day",
+    "people": "person",
+}  # fmt: skip
+_SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
-_WORDS: dict[Intent, str] = {
-    "approvals": """
-        approve approval approvals confirm confirmation confirmations sign off go ahead awaiting
-        waiting pending open requests request want need needs anything from supposed
-        """,
-    "pending": """
-        pending waiting wait waits outstanding need needs needed needing attention end side
-        blocking holding hold owe anyone anybody left take care handle deal doing should must
-        tasks task items item things thing stuff open from today input reply answer response
-        decision todo supposed morning afternoon evening tonight
-        """,
-    "list": """
-        list lists tasks task todo todos plate open current active remaining go through run
-        working items things today
-        """,
-    "blocked": """
-        blocked block stuck held stalled waiting wait pending from others other people someone
-        somebody else anyone anybody who working tasks task items things with
-        """,
-    "schedule": """
-        schedule calendar agenda reminder reminders planned scheduled coming next due today
-        tomorrow tonight week afternoon morning evening appointments appointment free busy
-        happening day thing things when
-        """,
-    "time": "time hour o clock late noon current say says",
-    "date": """
-        date day days today month year week weekday weekend monday tuesday wednesday thursday
-        friday saturday sunday and time
-        """,
-    "context": """
-        context memory working tokens token window full room space used using use usage left
-        remaining free running run close percent percentage count big size
-        """,
-}
-# Each intent's slot words: without one the sentence is not about that intent at all.
-_SLOTS: dict[Intent, str] = {
-    # Not "ok" or "go": "are you okay", "I have to go" are no questions about approvals.
-    "approvals": "approve approval approvals confirm confirmation confirmations sign ahead",
-    "pending": (
-        "pending waiting outstanding need needs needed needing attention end side blocking "
-        "holding owe left care handle should supposed"
-    ),
-    "list": "list lists tasks task todo todos plate working",
-    "blocked": "blocked block stuck held stalled others people someone somebody",
-    "schedule": (
-        "schedule calendar agenda reminder reminders planned scheduled coming next due "
-        "today tomorrow tonight week afternoon morning evening appointments appointment free busy"
-    ),
-    "time": "time hour clock late noon",
-    "date": (
-        "date day today month year weekday weekend monday tuesday wednesday thursday friday "
-        "saturday sunday"
-    ),
-    "context": "context memory tokens token window full room space",
-}
-VOCAB: dict[Intent, frozenset[str]] = {i: _COMMON | _words(w) for i, w in _WORDS.items()}
-SLOTS: dict[Intent, frozenset[str]] = {i: _words(w) for i, w in _SLOTS.items()}
+
+def stem(word: str) -> str:
+    """A light stem: "reminded" and "reminding" become "remind", "deadlines" "deadlin"."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    for suffix, repair in _SUFFIXES:
+        if len(word) > 4 and word.endswith(suffix):
+            return word[: -len(suffix)] + repair
+    return word
+
+
+def forms(word: str) -> frozenset[str]:
+    """The word, its stem, and the stem with the "e" a suffix took ("queued": "queue")."""
+    base = stem(word)
+    return frozenset((word, base, base + "e")) if base != word else frozenset((word,))
+
+
+class Vocabulary:
+    """The words of the status examples and of the near misses, by stem.
+
+    `status` holds every word a status example uses; `near` the words only near misses use.
+    Both come from the labelled examples, so a new example widens them, and nothing here
+    lists words by hand beyond `COMMON`."""
+
+    def __init__(self, status: Iterable[str], near: Iterable[str]) -> None:
+        self.status = frozenset(w for text in status for w in text.split())
+        self._status_forms = frozenset(f for w in self.status for f in forms(w))
+        near_words = {w for text in near for w in text.split()} - self.status
+        self.near = frozenset(w for w in near_words if not forms(w) & self._status_forms)
+        self._near_forms = frozenset(f for w in self.near for f in forms(w))
+
+    def strangers(self, core: str) -> tuple[list[str], list[str]]:
+        """The words of normalized `core` outside the status vocabulary: those the near misses
+        use, and those no example uses."""
+        near: list[str] = []
+        unknown: list[str] = []
+        for word in core.split():
+            if word in COMMON or word in NUMBERS or word.isdigit():
+                continue
+            found = forms(word)
+            if found & self._status_forms:
+                continue
+            (near if found & self._near_forms else unknown).append(word)
+        return near, unknown
+
+
+# Capitalized words a status question may hold: the recognizer capitalizes names and places,
+# which point a question away from the user's own records ("what's the time in Lisbon").
+_PLAIN_CAPS = _words(
+    """
+    I I'm I'd I've I'll Annie OK Okay AM PM Monday Tuesday Wednesday Thursday Friday Saturday
+    Sunday January February March April May June July August September October November December
+    """
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+
+
+def names(text: str) -> list[str]:
+    """Capitalized words after the first in raw `text` that are neither days nor "I"."""
+    words = [w.removesuffix("'s").removesuffix("'") for w in _WORD.findall(text)]
+    return [w for w in words[1:] if w[:1].isupper() and w not in _PLAIN_CAPS]
+
+
 _WEEK = re.compile(r"\bweek\b")
-
-
-def covering(core: str) -> list[Intent]:
-    """The intents whose vocabulary holds every word of `core` and whose slot it fills."""
-    words = set(core.split())
-    return [i for i, vocab in VOCAB.items() if words <= vocab and words & SLOTS[i]]
+_OVERDUE = re.compile(r"\b(?:overdue|past due|late|missed|behind)\b")
 
 
 def day_word(core: str) -> str:
-    """The day a covered schedule question names, in the anchored rules' terms."""
+    """The day a schedule question names, in the anchored rules' terms."""
+    if _OVERDUE.search(core):
+        return "overdue"
     if "tomorrow" in core:
         return "tomorrow"
     if _WEEK.search(core):

@@ -5,9 +5,10 @@ a near miss that looks like a status question but belongs to the model ("what ta
 project manager track?", "tell me about time travel"). The wording varies on purpose: plain
 and casual register, filler words, and speech-recognition slips ("tasks spending on me").
 The split is deterministic (a CRC of the text): tune the rules and the classifier on the
-"tune" half, report on the "held_out" half, which nothing is tuned on. `evaluate` runs a
-resolver over a part and counts routing (status questions answered by the state path, near
-misses wrongly taken from the model), intents, and per-turn latency.
+"tune" half, report on the "held_out" half, which nothing is tuned on. `load_file` reads a set
+kept elsewhere in the same form (a blind set). `evaluate` runs a resolver over a part and
+counts routing (status questions answered by the state path, near misses wrongly taken from
+the model, and those the classifier was unsure of), intents, and per-turn latency.
 """
 
 from __future__ import annotations
@@ -37,13 +38,20 @@ class Labelled:
 
 
 def load(part: Part = "all") -> list[Labelled]:
+    return [i for i in load_file(DATA) if part == "all" or i.part == part]
+
+
+def load_file(path: Path) -> list[Labelled]:
+    """A set in the same form (`label<TAB>question`, "#" comments), such as a blind set."""
     items: list[Labelled] = []
-    for line in DATA.read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
+        if "\t" not in line:
+            raise ValueError(f"{path}:{n}: expected label<TAB>question, got {line!r}")
         label, text = line.split("\t", 1)
         items.append(Labelled(text.strip(), label.strip()))
-    return [i for i in items if part == "all" or i.part == part]
+    return items
 
 
 @dataclass
@@ -62,6 +70,11 @@ class Routing:
     # Per turn: whether the classifier embedded the question (False: the rules alone decided).
     embedded: list[bool] = field(default_factory=list)
     near_miss: list[bool] = field(default_factory=list)
+    # Per turn: which stage placed it (`context.state_rules.Routed.how`).
+    how: list[str] = field(default_factory=list)
+    # Status questions and near misses the classifier was unsure of (they go to the model).
+    unsure_status: list[Labelled] = field(default_factory=list)
+    unsure_near: list[Labelled] = field(default_factory=list)
 
     @property
     def recall(self) -> float:
@@ -83,10 +96,13 @@ def evaluate(resolver: StateResolver, items: list[Labelled], now: datetime) -> R
     for item in items:
         before = index.embeddings if index is not None else 0
         t0 = time.perf_counter()
-        result = resolver.resolve(item.text, now)
+        result, routed = resolver.resolve_routed(item.text, now)
         out.turn_ms.append((time.perf_counter() - t0) * 1000.0)
         out.embedded.append(index is not None and index.embeddings > before)
         out.near_miss.append(item.label == "none")
+        out.how.append(routed.how)
+        if routed.how == "unsure":
+            (out.unsure_near if item.label == "none" else out.unsure_status).append(item)
         if item.label == "none":
             out.near_misses += 1
             if result is not None:

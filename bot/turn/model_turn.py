@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.tools.grammar import tool_call_grammar
@@ -22,6 +22,7 @@ from bot.turn.events import Event, TextDelta, TurnDone
 from bot.turn.interruption import interrupted_answer
 from bot.turn.tool_rounds import ToolRunner
 from bot.turn.turn_context import TurnContext
+from context.answer_check import AnswerCheck, Facts
 from context.assembler import Request, manifest_json
 from context.recall import recall
 from context.snapshot import safe_snapshot
@@ -47,6 +48,8 @@ async def model_turn(
     evidence = await asyncio.to_thread(recall, t.store, request.text, t.settings, t.embedder)
     stages["recall_ms"] = (time.perf_counter() - t_recall) * 1000
     t.assembler.admit_turn(t.conv, request, safe_snapshot(t.store), evidence)
+    # The answer is held against the records as it streams (`context.answer_check`).
+    check = AnswerCheck.for_turn(t.store, request.text)
     runner = ToolRunner(t)
     if resumed is not None:
         for event in runner.resume(turn_id, resumed.call, resumed.output):
@@ -60,7 +63,7 @@ async def model_turn(
         last = round_no == rounds
         for event in await _assemble(t, request, round_no, stages):
             yield event
-        out = _Output(round_no, last, grammar if round_no == 0 else None)
+        out = _Output(round_no, last, grammar if round_no == 0 else None, check=check)
         async for event in _generate(t, turn_id, out, stages, t0):
             yield event
         if t.control.cancelled:
@@ -68,11 +71,14 @@ async def model_turn(
             return
         parsed = t.llm.parse(out.raw)
         tail = final_visible(out.raw)
-        if len(tail) > out.shown:
-            yield TextDelta(turn_id, tail[out.shown :])
+        rest = check.feed(tail[out.shown :]) if len(tail) > out.shown else ""
+        rest += check.flush()
+        if rest:
+            yield TextDelta(turn_id, rest)
         spoken.append(tail)
         if not (parsed.calls or parsed.errors) or last:
-            yield _finish(t, turn_id, "".join(spoken), out.raw, {"raw": out.raw})
+            answer, content = check.rewrite("".join(spoken)), check.rewrite(out.raw)
+            yield _finish(t, turn_id, answer, content, {"raw": out.raw})
             return
         t_tools = time.perf_counter()
         calls = runner.run_calls(turn_id, out.raw, parsed.text, parsed.calls, parsed.errors)
@@ -94,6 +100,7 @@ class _Output:
     grammar: str | None
     raw: str = ""
     shown: int = 0
+    check: AnswerCheck = field(default_factory=lambda: AnswerCheck(Facts()))
 
 
 async def _assemble(
@@ -143,8 +150,10 @@ async def _generate(
             out.raw += piece
             vis = visible_prefix(out.raw)
             if len(vis) > out.shown:
-                yield TextDelta(turn_id, vis[out.shown :])
+                said = out.check.feed(vis[out.shown :])
                 out.shown = len(vis)
+                if said:
+                    yield TextDelta(turn_id, said)
         t.ledger.record_call(t.llm.last_stats, turn=t.conv.turn, label=f"round {out.round_no}")
         t.conv.mark_sent()
     stages["model_ms"] = stages.get("model_ms", 0.0) + (time.perf_counter() - started) * 1000

@@ -11,6 +11,9 @@ from bench.server import _print, bench
 from testkit.llama_server import LlamaCppServer
 from tests.bot.conftest import SHORT_PROMPT, small_registry
 
+# The serving bench's short form: both engines side by side; the full run only.
+pytestmark = pytest.mark.slow
+
 
 async def test_both_engines_side_by_side(
     served_smollm2: LlamaCppServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]

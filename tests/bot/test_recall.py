@@ -57,7 +57,8 @@ async def test_a_related_note_is_recalled_once_and_unrelated_turns_recall_nothin
 async def test_recall_loads_no_embedder_while_nothing_is_stored(llm: LLM, tmp_path: Path) -> None:
     runtime = make_runtime(llm, tmp_path)
     session = runtime.open_session()
-    events = await collect(session, "Tell me a joke.")
+    # Words no status question is made of: the state path has nothing to embed either.
+    events = await collect(session, "Write a limerick about otters.")
     assert session.last_assembly is not None
     assert session.last_assembly.envelope.retrieved_evidence == []
     assert runtime.store.notes.embedder is None

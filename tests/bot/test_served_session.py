@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bot.turn.events import (
     ErrorEvent,
     StateAnswer,
@@ -24,6 +26,9 @@ from testkit.trace import generate
 from tests.bot.conftest import after_deltas, collect, make_runtime
 from tests.compaction.test_long_session import long_session
 from tests.conftest import served_settings
+
+# Sessions on a real serving engine in a child process: the full run only.
+pytestmark = pytest.mark.slow
 
 
 def completions(server_log: str) -> int:

@@ -21,7 +21,7 @@ from bot.turn.events import (
 )
 from bot.turn.model_turn import NO_ANSWER
 from bot.turn.session import MODEL_FAILED
-from models.base import Tokenizer
+from models.base import Embedder, Tokenizer
 from models.fakes import ScriptedLLM
 from tests.bot.conftest import collect, make_runtime
 
@@ -111,10 +111,14 @@ async def _slow(args: _SlowArgs, ctx: ToolContext) -> ToolOutput:
     return ToolOutput("finished")
 
 
-async def test_barge_in_during_a_tool_cancels_it(tokenizer: Tokenizer, tmp_path: Path) -> None:
+async def test_barge_in_during_a_tool_cancels_it(
+    tokenizer: Tokenizer, embedder: Embedder, tmp_path: Path
+) -> None:
     slow = Tool("slow_lookup", "A slow lookup.", _SlowArgs, _slow, group="core")
     llm = ScriptedLLM(tokenizer, ["One moment. " + call("slow_lookup", seconds=30)])
-    runtime = make_runtime(llm, tmp_path, extra=[slow])
+    # The embedder is loaded already (as the server loads it at start), so the time measured
+    # is the barge-in's, not the state path's first embedding.
+    runtime = make_runtime(llm, tmp_path, extra=[slow], embedder=embedder)
     session = runtime.open_session()
 
     def on(event: Event) -> None:

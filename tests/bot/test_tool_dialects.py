@@ -220,6 +220,7 @@ async def test_a_forced_call_on_a_qwen35_model_is_written_in_xml(
     await runtime.close()
 
 
+@pytest.mark.slow  # every tool in both dialects on the real model: the full run only
 async def test_every_registered_tool_can_be_forced_in_either_dialect(greedy_llm: LLM) -> None:
     """Each shipped tool's grammars parse in llama.cpp, and the call each forces reads back as
     one call whose arguments the tool accepts (enums, nested arrays, unions included)."""

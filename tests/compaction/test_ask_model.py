@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.compaction import ask_facts
 from config import Settings
 from memory.store import Store
@@ -12,6 +14,9 @@ from testkit.sim import simulate, simulator
 from testkit.trace import generate
 
 from .test_long_session import trace_tools
+
+# Every planted fact asked of the real model: the full run only.
+pytestmark = pytest.mark.slow
 
 
 async def test_each_planted_fact_gets_the_models_answer(

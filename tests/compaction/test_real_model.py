@@ -29,6 +29,9 @@ from tests.bot.conftest import collect, small_registry
 
 from .test_long_session import CORRECTION, PARAMS, TASK_TITLE, long_session
 
+# Summaries written by the real model at a real window: the full run only.
+pytestmark = pytest.mark.slow
+
 SYSTEM_PROMPT = "You are Annie, a warm and concise voice assistant. Speak in short sentences."
 
 

@@ -142,8 +142,14 @@ def test_schedule_today_and_tomorrow(store: Store, settings: Settings) -> None:
     tomorrow = resolver.resolve("any reminders for tomorrow?", NOW)
     assert tomorrow is not None
     assert tomorrow.text == "Tomorrow you have one reminder: dentist at 3:30 PM."
+    # The next thing first, then the ones after it.
     upcoming = resolver.resolve("what's coming up?", NOW)
-    assert upcoming is not None and upcoming.text.startswith("Next up: call mom, today at 3 PM;")
+    assert upcoming is not None
+    assert upcoming.text == (
+        "Next: call mom, today at 3 PM. After that: send invoice, today at 5 PM; dentist, "
+        "tomorrow at 3:30 PM."
+    )
+    assert upcoming.sources[0] == rem
 
 
 def test_time_date_and_context(settings: Settings, store: Store) -> None:
@@ -153,7 +159,8 @@ def test_time_date_and_context(settings: Settings, store: Store) -> None:
     date_answer = resolver.resolve("what's the date today?", NOW)
     assert date_answer is not None and date_answer.text == "It's Tuesday, September 1, 2026."
     ctx = resolver.resolve("how full is the context?", NOW)
-    assert ctx is not None and ctx.text == "About 42 percent, 13,760 of 32,768 tokens."
+    # "Used" and "left" both said, so the percentage cannot be read the wrong way round.
+    assert ctx is not None and ctx.text == "About 42 percent used, 19,008 of 32,768 tokens left."
     unknown = StateResolver(store, settings).resolve("how full is the context?", NOW)
     assert unknown is not None and "can't tell" in unknown.text
 

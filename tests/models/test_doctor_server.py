@@ -97,6 +97,7 @@ def test_an_unreachable_server_is_named_with_the_fix(
 def _report(llm: dict[str, object]) -> dict[str, object]:
     """A report with `llm` and the other roles passing, as `doctor.report` shapes it."""
     data: dict[str, object] = {"versions": {}, "device": "cpu", "home": "/tmp/annie"}
+    data["gpu"] = {"checked": False}  # off CUDA: not checked
     data.update({role: {"ok": True} for role in ROLES})
     data["llm"] = llm
     return data

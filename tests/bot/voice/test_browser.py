@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import numpy as np
+import pytest
 from playwright.async_api import BrowserContext, Page, async_playwright
 
 from bot.server.app import Engines
@@ -27,6 +28,9 @@ from models.base import LLM, Tokenizer
 from models.pcm import resample
 from tests.bot.voice.conftest import DELETED, QUESTION, asks_to_delete, model_rounds, serve
 from tests.recordings import read_recording
+
+# A real browser (Chromium through Playwright): the full run only.
+pytestmark = pytest.mark.slow
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 FLAGS = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from bot.server.app import Engines
@@ -18,6 +19,9 @@ from models.base import Tokenizer
 from models.fakes import ScriptedLLM
 from tests.bot.voice.conftest import serve
 from tests.bot.voice.test_browser import chromium
+
+# A real browser (Chromium through Playwright): the full run only.
+pytestmark = pytest.mark.slow
 
 WAIT_MS = 30_000
 # Without microphone permission Chromium hides its address behind an mDNS name, and aioice

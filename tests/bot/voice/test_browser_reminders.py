@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 from playwright.async_api import Page
 
 from bot.server.app import Engines
@@ -18,6 +19,9 @@ from memory.store import Store
 from models.base import LLM
 from tests.bot.voice.conftest import serve
 from tests.bot.voice.test_browser import chromium, write_wav
+
+# A real browser (Chromium through Playwright): the full run only.
+pytestmark = pytest.mark.slow
 
 ENERGY = "window.annie.audio.energy"
 SHOWN = "#log .msg.reminder .text"

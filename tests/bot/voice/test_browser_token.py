@@ -12,6 +12,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
 from playwright.async_api import Page, async_playwright
 
 from bot.server.app import Engines
@@ -20,6 +21,9 @@ from memory.store import Store
 from models.base import LLM
 from tests.bot.voice.conftest import serve
 from tests.bot.voice.test_browser import CHROMIUM, FLAGS
+
+# A real browser (Chromium through Playwright): the full run only.
+pytestmark = pytest.mark.slow
 
 
 async def panel_updates(page: Page, at_least: int, timeout: float = 15) -> None:
