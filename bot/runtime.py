@@ -170,7 +170,7 @@ class Runtime:
         self, usage: Callable[[], tuple[int, int]] | None = None, *, store_error: str = ""
     ) -> AnswerChain:
         """The chain of answerers before the model, with every stage loaded: the state path's
-        candidate stage loads the embedding model at the first question that needs it.
+        classifier loads the embedding model at the first question that needs it.
         `usage` tells the context answer how full the asking session is; `store_error` says
         why the store could not be opened (its answers then say they cannot read it)."""
         from context.state import StateResolver
@@ -187,7 +187,7 @@ class Runtime:
 
     @property
     def intents(self) -> IntentIndex:
-        """The state path's candidate stage, shared by every session and `ask`."""
+        """The state path's classifier, shared by every session and `ask`."""
         if self._intents is None:
             from context.intents import IntentIndex
 

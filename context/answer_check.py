@@ -48,6 +48,8 @@ _EMPTY_LIST = re.compile(
     r"|nothing is on your (?:task |to-?do )?list|there are no (?:open )?tasks)\b",
     re.IGNORECASE,
 )
+# The most text held back waiting for a sentence's end (a denial is one short sentence).
+HOLD_CHARS = 160
 # A sentence ends at ., ! or ? followed by a space, or at a line break.
 _END = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -121,7 +123,13 @@ class AnswerCheck:
         ends = [m.group(0) for m in _END.finditer(self._held)]
         self._held = parts[-1]
         said = (self._sentence(p) for p in parts[:-1])
-        return "".join(s + sep for s, sep in zip(said, ends, strict=True) if s)
+        out = "".join(s + sep for s, sep in zip(said, ends, strict=True) if s)
+        if len(self._held) > HOLD_CHARS:
+            # No sentence end in sight (code, a list): checked as it stands and passed on, so
+            # the answer keeps streaming and a spoken budget can still stop it.
+            out += self._sentence(self._held)
+            self._held = ""
+        return out
 
     def flush(self) -> str:
         """What is still held, checked: the answer has ended."""

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if runtime.embedder is None:  # loaded now too: recall and search_memory need it
         print("no embedding model: recall is off and search_memory is lexical only")
     else:
-        runtime.intents.warm()  # the state path's examples, embedded before the first turn
+        runtime.intents.warm()  # the state path's classifier, ready before the first turn
     print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.label})")
 
     app = runtime_app(settings, engines, runtime)

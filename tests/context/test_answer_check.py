@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bot.turn.answers import TO_MODEL
 from bot.turn.events import TextDelta, TurnDone
-from context.answer_check import AnswerCheck, Facts, read_facts, status_like
+from context.answer_check import HOLD_CHARS, AnswerCheck, Facts, read_facts, status_like
 from memory.store import Store
 from models.base import Tokenizer
 from models.fakes import ScriptedLLM
@@ -92,3 +92,15 @@ async def test_other_answers_stream_untouched(tokenizer: Tokenizer, tmp_path: Pa
         assert done.text == "Nothing is pending in a good joke, but here is one."
     finally:
         await runtime.close()
+
+
+def test_text_with_no_sentence_end_keeps_streaming() -> None:
+    # Code or a list has no sentence end for a long while: it is checked and passed on once
+    # it outgrows the hold, so a spoken budget downstream can still stop the answer.
+    check = AnswerCheck(Facts(pending=PENDING))
+    code = "```javascript\nfunction remember(ref) { let kept = [ref, ref, ref]; "
+    said = ""
+    for _ in range(6):
+        said += check.feed(code)
+    assert len(said) >= len(code) * 6 - HOLD_CHARS and said.startswith("```javascript")
+    assert not check.corrected
