@@ -181,9 +181,7 @@ class Runtime:
         )
         # A yes runs the approved tool itself, with the stored parameters.
         run = approved_runner(self.registry, self.settings, store, lambda: self.embedder)
-        return AnswerChain(
-            store, resolver, run, store_error=store_error, stages=list(self.answer_stages)
-        )
+        return AnswerChain(store, resolver, run, stages=list(self.answer_stages))
 
     @property
     def intents(self) -> IntentIndex:

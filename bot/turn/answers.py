@@ -82,8 +82,6 @@ class AnswerChain:
     store: Store | None
     resolver: StateResolver | None
     run_approved: RunApproved
-    # Why the store is missing, when it is (the answers say they cannot read it).
-    store_error: str = ""
     stages: list[str] = field(default_factory=lambda: ["reminder", "approval", "state"])
 
     async def decide(

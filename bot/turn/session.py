@@ -203,6 +203,9 @@ class Session:
             if not tool_choice and decided is None:
                 decision = await self.chain.decide(text, self.id, cancel=self.control.event)
             stages = {"state_ms": (time.perf_counter() - t0) * 1000}
+            if isinstance(decision, Resume):  # the approved call's run is tool time
+                stages["tools_ms"] = decision.latency_ms
+                stages["state_ms"] -= decision.latency_ms
             if isinstance(decision, Answered):
                 for event in self._answered(request, decision):
                     yield event

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bot.tools.base import OUTSIDE_MARK
 from bot.tools.web import SearchHit
-from bot.turn.events import ToolResultEvent, TurnDone
+from bot.turn.events import LatencyEvent, ToolResultEvent, TurnDone
 from models.base import Tokenizer
 from models.fakes import ScriptedLLM
 from testkit.web_fakes import SearchEngine
@@ -64,6 +64,9 @@ async def test_an_approved_search_is_a_capped_tool_result_that_tier1_clears(
             ("model", "High water at Brest is at 6:15 on the first day.")
         ]
         assert [q for _, q in engine.queries] == [QUERY]
+        # The approved search's run counts as tool time in the turn's breakdown.
+        (latency,) = [e for e in events if isinstance(e, LatencyEvent)]
+        assert latency.stages["tools_ms"] > 0 and latency.stages["state_ms"] >= 0
 
         # In the ledger as a tool result: capped, the whole text kept in the log by its id.
         result = [i for i in session.conv.items if i.kind == "tool_result"][-1]
