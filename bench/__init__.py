@@ -14,4 +14,7 @@ BENCHES = [
     "voice",
     "reliability",
     "server",
+    "tokens",
+    "scorecard",
+    "recall",
 ]

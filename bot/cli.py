@@ -22,8 +22,10 @@ COMMANDS: dict[str, str] = {
     "ask": "answer one question, or one per line from stdin",
     "tasks": "add, list and complete tasks",
     "reminders": "add, list and complete reminders",
+    "notes": "add and list notes; see which a question would recall",
     "briefing": "print the briefing the next session will get, with sources",
     "replay": "replay a recorded session through the ledger and compaction",
+    "export": "write a recorded session as a replay trace (python -m bot export --list)",
     "doctor": "check versions, the device and every model, each run once",
     "bench": "run a benchmark (python -m bot bench --help lists them)",
 }

@@ -1,7 +1,8 @@
 """The next session's memory briefing: what was going on in recent sessions, within its budget.
 
 Two sections, returned apart so no caller parses text back: the briefing proper (recent
-conversations, pending work, commitments, facts) and the notes (recent notes the user saved).
+conversations, pending work, commitments with their times, facts, the user's plan and blockers,
+tool calls that failed and those that worked) and the notes (recent notes the user saved).
 
 It reads the recent sessions that had content, newest first (`RECENT_SESSIONS` of them): a
 session opened and closed without a word is skipped, so it never displaces one that had a
@@ -20,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from compaction.checkpoint import Checkpoint, merge
-from compaction.protected import LogEntry, entry_from_event, extract, first_request
+from compaction.protected import LogEntry, entry_from_row, extract, first_request
 from memory.approvals import render
 from memory.rows import SessionRow
 from memory.store import Store
@@ -119,7 +120,7 @@ def _load(store: Store, prev: SessionRow, protects: Mapping[str, str] | None) ->
         return PreviousSession(prev, cp, tail, row.id)
     # No tier-3 record: the session did not close cleanly. The event log is the source.
     events = store.events.find(prev.id, kinds=MODEL_KINDS)
-    entries = [entry_from_event(e.id, e.kind, e.content, e.name) for e in events]
+    entries = [entry_from_row(e) for e in events]
     rebuilt = extract(entries, protects)
     rebuilt.goal = first_request(entries)
     if entries:
@@ -130,7 +131,7 @@ def _load(store: Store, prev: SessionRow, protects: Mapping[str, str] | None) ->
         earlier = Checkpoint.from_json(row.data)
         rebuilt.summary = rebuilt.summary or row.summary or earlier.summary
         cp = merge(earlier, rebuilt)
-    # entry_from_event has already made state answers "assistant".
+    # entry_from_row has already made state answers "assistant".
     tail = [e for e in entries if e.kind in ("user", "assistant") and e.text.strip()]
     return PreviousSession(prev, cp, tail[-TAIL_ENTRIES:], row.id if row is not None else "", True)
 
@@ -140,7 +141,7 @@ def _tail_from_ids(store: Store, ids: list[str]) -> list[LogEntry]:
     for event_id in ids:
         ev = store.events.get(event_id)
         if ev is not None and ev.kind in _SPOKEN and ev.content.strip():
-            out.append(entry_from_event(ev.id, ev.kind, ev.content, ev.name))
+            out.append(entry_from_row(ev))
     return out[-TAIL_ENTRIES:]
 
 
@@ -195,15 +196,24 @@ def _session_lines(prev: PreviousSession, key: str, newest: bool) -> list[Line]:
     for c in cp.corrections:
         add(f"Correction: {c}", src, top if newest else _PROTECTED)
     for c in cp.commitments:
-        add(f"Promised: {c}", src, _PROTECTED)
+        add(f"Promised: {cp.commitment_line(c)}", src, _PROTECTED)
     for f in cp.facts:
         add(f"User said: {f}", src, _PROTECTED)
+    for p in cp.plan:
+        add(f"Plan: {p}", src, _PROTECTED)
+    for b in cp.blockers:
+        add(f"Blocked: {b}", src, _PROTECTED)
+    for failed in cp.failures:
+        add(f"Failed: {failed.failure_line()}", src, _PROTECTED)
     for note in cp.notes:
         add(note, src, _NOTES, "notes")
     for q in cp.open_questions:
         add(f"Open question: {q}", src, _DESCRIPTIVE)
     for d in cp.decisions:
         add(f"Decided: {d}", src, _DESCRIPTIVE)
+    for tried in cp.attempts:
+        if not tried.failed:
+            add(f"Tried: {tried.attempt_line()}", src, _DESCRIPTIVE)
     if cp.ids:
         add(f"Ids mentioned: {', '.join(cp.ids)}", src, _PROTECTED if newest else _DESCRIPTIVE)
     return lines if len(lines) > 1 else []
@@ -229,16 +239,41 @@ def _key(prev: PreviousSession) -> str:
 def briefing_lines(store: Store, sessions: list[PreviousSession]) -> list[Line]:
     """Candidate lines with their source ids, in display order (newest session first)."""
     lines: list[Line] = []
+    moods = store.moods.of_sessions([p.session.id for p in sessions if p.session is not None])
     for prev in sessions:
         lines += _session_lines(prev, _key(prev), newest=not lines)
+        mood = moods.get(prev.session.id) if prev.session is not None else None
+        if mood is not None and lines and lines[-1].origin == _key(prev):
+            # The newest mood only, kept like the session's goal (a briefing carries the user's
+            # state), and for the model alone: it is never said unprompted.
+            when = mood.said_at[:16].replace("T", " ")
+            text = f'Only if asked how they feel: they said "{_clip(mood.words, 160)}" ({when} UTC)'
+            lines.append(
+                Line(
+                    text,
+                    [mood.id],
+                    rank=_NEWEST,
+                    origin=_key(prev),
+                )
+            )
+            moods.clear()
     for task in store.tasks.pending(limit=10):
         lines.append(Line(f"Pending ({task.pending}): {task.id} {task.title}", [task.id]))
     for appr in store.approvals.pending():
         lines.append(Line(render(appr), [appr.id]))
+    for new, old in store.provenance.disputes():
+        text = (
+            f"Unsettled: {new.id} '{_clip(new.text, 80)}' contradicts {old.id} "
+            f"'{_clip(old.text, 80)}'; ask the user which is right."
+        )
+        lines.append(Line(text, [new.id, old.id]))
+    # Private notes never enter the head, which lasts the session (`context.provenance`).
     for note in store.notes.recent(limit=NOTES_LIMIT):
-        lines.append(Line(_clip(note.text), [note.id], "notes", _NOTES))
+        if not note.private and not note.expired():
+            lines.append(Line(_clip(note.text), [note.id], "notes", _NOTES))
     # A note the user corrected may still be quoted by an old checkpoint: never brief it.
-    stale = store.notes.superseded_among(ln.text for ln in lines if ln.section == "notes")
+    quoted = [ln.text for ln in lines if ln.section == "notes"]
+    stale = store.notes.superseded_among(quoted) | store.provenance.private_texts(quoted)
     return [line for line in lines if not (line.section == "notes" and line.text in stale)]
 
 

@@ -1,10 +1,14 @@
 """The structured checkpoint that tier 2 writes and tier 3 persists, and how checkpoints merge.
 
-A checkpoint has two kinds of fields. Protected fields (pending tasks, approvals with their
-exact parameters, user corrections, commitments, stated facts, exact ids) are filled from the
-typed tables and the event log, never from model prose, and a later checkpoint keeps every one
-of an earlier checkpoint's entries. Descriptive fields (goal, decisions, open questions, the
-prose summary) may come from the model; they are merged too, newest first, within a cap.
+A checkpoint has two kinds of fields. Protected fields (pending and blocked tasks, approvals
+with their exact parameters, user corrections, commitments with when they were made and fall
+due, stated facts, the user's plan and blockers, failed tool calls with their exact arguments
+and error, exact ids) are filled from the typed tables and the event log, never from model
+prose, and a later checkpoint keeps an earlier checkpoint's entries: all of them, except that
+only the newest plans and blockers are carried and a failure ends when the same call succeeds.
+The attempts (every call tried, with its outcome) are carried too, the newest within a cap.
+Descriptive fields (goal, decisions, open questions, the prose summary) may come from the
+model; they are merged too, newest first, within a cap.
 """
 
 from __future__ import annotations
@@ -13,10 +17,17 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from compaction.attempts import Attempt, merge_attempts, merge_failures, shown_time
+
 # Open questions get answered, so only the most recent are carried; every other list is a
 # union, and only the descriptive ones may be shortened when the checkpoint outgrows its cap.
 DESCRIPTIVE_CAP = 6
 SUMMARY_MAX_CHARS = 900
+# A newer plan or blocker usually replaces an older one: only the newest are carried. Calls
+# that worked are in the log by id, so only the newest attempts are; failures are all kept.
+PLAN_CAP = 3
+BLOCKERS_CAP = 5
+ATTEMPTS_CAP = 6
 
 
 @dataclass
@@ -33,6 +44,15 @@ class Checkpoint:
     approvals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    # The user's own words: the steps they set out, and what they said holds them up.
+    plan: list[str] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
+    # Tasks the work table marks blocked: live, re-read at every compaction like pending ones.
+    blocked_tasks: list[str] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    failures: list[Attempt] = field(default_factory=list)
+    # Commitment text -> {"said": ISO time it was made, "due": the time it falls due}.
+    commitment_times: dict[str, dict[str, str]] = field(default_factory=dict)
     summary: str = ""
     # The first and last event ids the checkpoint stands for; each is recoverable by id.
     covers: list[str] = field(default_factory=list)
@@ -40,10 +60,13 @@ class Checkpoint:
 
     PROTECTED = (
         "pending_tasks",
+        "blocked_tasks",
         "approvals",
         "corrections",
         "commitments",
         "facts",
+        "plan",
+        "blockers",
         "notes",
         "ids",
     )
@@ -53,10 +76,21 @@ class Checkpoint:
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | str | None) -> Checkpoint:
+        """A stored checkpoint; unknown fields are ignored and missing ones take their
+        defaults, so a checkpoint written before a field existed still loads."""
         if not data:
             return cls()
         raw: dict[str, Any] = json.loads(data) if isinstance(data, str) else dict(data)
         known = {k: v for k, v in raw.items() if k in cls.__dataclass_fields__}
+        for name in ("attempts", "failures"):
+            found = (Attempt.from_json(a) for a in known.get(name) or [])
+            known[name] = [a for a in found if a is not None]
+        times = known.get("commitment_times")
+        known["commitment_times"] = {
+            str(k): {str(a): str(b) for a, b in v.items()}
+            for k, v in (times.items() if isinstance(times, dict) else [])
+            if isinstance(v, dict)
+        }
         return cls(**known)
 
     def protected_items(self) -> list[str]:
@@ -64,10 +98,21 @@ class Checkpoint:
         out: list[str] = []
         for name in self.PROTECTED:
             out.extend(getattr(self, name))
+        out.extend(f.failure_line() for f in self.failures)
         return out
 
+    def commitment_line(self, text: str) -> str:
+        """A commitment with when it was made and when it falls due, where known."""
+        when = self.commitment_times.get(text, {})
+        said, due = shown_time(when.get("said", "")), shown_time(when.get("due", ""))
+        parts = [f"said {said}" if said else "", f"due {due}" if due else ""]
+        shown = "; ".join(p for p in parts if p)
+        return f"{text} ({shown})" if shown else text
+
     def is_empty(self) -> bool:
-        return not (self.summary or self.goal or self.protected_items() or self.decisions)
+        return not (
+            self.summary or self.goal or self.protected_items() or self.decisions or self.attempts
+        )
 
 
 def _union(old: list[str], new: list[str]) -> list[str]:
@@ -86,11 +131,28 @@ def _recent(old: list[str], new: list[str], cap: int) -> list[str]:
     return merged[-cap:]
 
 
+def merge_times(
+    earlier: dict[str, dict[str, str]], later: dict[str, dict[str, str]]
+) -> dict[str, dict[str, str]]:
+    """A commitment keeps the time it was first made; a due time stated later replaces an
+    earlier one (the user moved it), and one stated only earlier is kept."""
+    out = {k: dict(v) for k, v in earlier.items()}
+    for text, when in later.items():
+        old = out.setdefault(text, {})
+        if when.get("said") and not old.get("said"):
+            old["said"] = when["said"]
+        if when.get("due"):
+            old["due"] = when["due"]
+    return {k: v for k, v in out.items() if v}
+
+
 def merge(earlier: Checkpoint, later: Checkpoint) -> Checkpoint:
     """Combine two checkpoints so no protected entry of either is dropped.
 
-    Protected lists are unions; the goal is the later one when it has one; descriptive lists
-    keep the most recent entries; the summaries are joined and trimmed from the oldest end.
+    Protected lists are unions (the plan and blockers keep their newest entries; a failure the
+    later span saw succeed is settled); commitments keep their times; the goal is the later one
+    when it has one; descriptive lists keep the most recent entries; the summaries are joined
+    and trimmed from the oldest end.
     """
     summary = later.summary.strip()
     if earlier.summary.strip() and earlier.summary.strip() not in summary:
@@ -109,21 +171,36 @@ def merge(earlier: Checkpoint, later: Checkpoint) -> Checkpoint:
         approvals=_union(earlier.approvals, later.approvals),
         notes=_union(earlier.notes, later.notes),
         ids=_union(earlier.ids, later.ids),
+        plan=_recent(earlier.plan, later.plan, PLAN_CAP),
+        blockers=_recent(earlier.blockers, later.blockers, BLOCKERS_CAP),
+        blocked_tasks=_union(earlier.blocked_tasks, later.blocked_tasks),
+        attempts=merge_attempts(earlier.attempts, later.attempts, ATTEMPTS_CAP),
+        failures=merge_failures(earlier.failures, later.failures, later.attempts),
+        commitment_times=merge_times(earlier.commitment_times, later.commitment_times),
         summary=summary,
         covers=covers,
         turns=earlier.turns + later.turns,
     )
 
 
+FAILURES_LABEL = (
+    "Tool calls that failed (exact arguments and error; do not repeat one unchanged: change "
+    "it, try another way, or tell the user)"
+)
 _LABELS = (
     ("goal", "Goal"),
+    ("plan", "The user's plan"),
     ("decisions", "Decisions"),
     ("commitments", "Commitments"),
     ("corrections", "User corrections (these override anything older)"),
     ("facts", "What the user told me"),
     ("pending_tasks", "Pending tasks"),
+    ("blockers", "Blocked (the user's words)"),
+    ("blocked_tasks", "Blocked tasks"),
     ("approvals", "Approvals (exact parameters)"),
     ("notes", "Notes"),
+    ("failures", FAILURES_LABEL),
+    ("attempts", "Tool calls tried (exact arguments, outcome, result id)"),
     ("open_questions", "Open questions"),
     ("ids", "Ids referenced"),
 )
@@ -144,12 +221,47 @@ def render(cp: Checkpoint, *, title: str = "Checkpoint of earlier conversation")
             lines.append(f"{label}: {value}")
         elif name == "ids":
             lines.append(f"{label}: {', '.join(value)}")
+        elif name in ("failures", "attempts"):
+            shown = [_attempt_text(a, name) for a in value]
+            if shown := [t for t in shown if t]:
+                lines.append(f"{label}:")
+                lines.extend(f"- {t}" for t in shown)
+        elif name == "commitments":
+            lines.extend(_commitment_lines(cp, label))
         else:
             lines.append(f"{label}:")
             lines.extend(f"- {v}" for v in value)
     if cp.summary:
         lines.append(f"Summary: {cp.summary}")
     return "\n".join(lines)
+
+
+def _commitment_lines(cp: Checkpoint, label: str) -> list[str]:
+    """The commitments under one heading per day they were made on, each with the minute it
+    was made where that differs from the line before: a long session's hundreds of
+    commitments would otherwise repeat the same date on every line (a dozen tokens each)."""
+    lines: list[str] = []
+    day = minute = None
+    for text in cp.commitments:
+        when = cp.commitment_times.get(text, {})
+        said, due = shown_time(when.get("said", "")), shown_time(when.get("due", ""))
+        said_day, _, said_minute = said.partition(" ")
+        if not lines or said_day != day:
+            day, minute = said_day, None
+            lines.append(f"{label} (made on {said_day}):" if said_day else f"{label}:")
+        parts = [f"at {said_minute}" if said_minute and said_minute != minute else ""]
+        parts.append(f"due {due}" if due else "")
+        minute = said_minute or minute
+        shown = "; ".join(p for p in parts if p)
+        lines.append(f"- {text} ({shown})" if shown else f"- {text}")
+    return lines
+
+
+def _attempt_text(a: Attempt, field_name: str) -> str:
+    """A failure with its error; an attempt that failed is shown once, with the failures."""
+    if field_name == "failures":
+        return a.failure_line()
+    return "" if a.failed else a.attempt_line()
 
 
 def missing_items(context_text: str, required: list[str]) -> list[str]:

@@ -1,7 +1,9 @@
 """The compactor: one per session, implementing the conversation loop's compaction hooks.
 
 After each turn the monitor reads the ledger; tier 1 runs at once (no model call), tier 2 is
-queued and runs in `on_idle` with a cancel event that `on_user_activity` sets, and it is forced
+queued and runs in `on_idle` with a cancel event that `on_user_activity` sets (queued too, well
+before the tier-2 threshold, when lanes are held and the raw history is past its budget: the
+fold keeps half the budget verbatim, so first calls stay small on long sessions), and it is forced
 synchronously in `before_call` only when the next call would not fit (the model's summary then
 gets `compaction.turn_summary_s`, past which the rules' checkpoint stands). After any compaction the
 new prompt is re-prefilled in idle time so the user's next turn hits the cache. `on_disconnect`
@@ -19,7 +21,7 @@ from compaction.checkpoint import Checkpoint, render
 from compaction.events import CompactionEvent
 from compaction.guard import ensure_protected, required_items
 from compaction.hooks import HookContext
-from compaction.monitor import Action, MonitorState, decide
+from compaction.monitor import Action, MonitorState, decide, history_due
 from compaction.summarize import SummaryCancelled
 from compaction.tier1 import ItemView, Tier1Plan, plan_tier1
 from compaction.tier2 import (
@@ -33,6 +35,7 @@ from compaction.tier2 import (
 )
 from compaction.writer import CheckpointWriter
 from context.conversation import Conversation, cleared_placeholder
+from context.holding import HOLD_TO, foldable_tokens, raw_tokens
 from context.ledger import Ledger
 from models.base import CallStats, ModelError
 
@@ -67,6 +70,8 @@ class Compactor:
         self.reprefills: list[Reprefill] = []
         self._reprefill_due: tuple[int, int] | None = None
         self._cancel: asyncio.Event | None = None
+        # The queued tier 2 is the history lane's fold (not the tier-2 threshold's).
+        self._fold = False
 
     @property
     def checkpoint(self) -> Checkpoint:
@@ -115,7 +120,28 @@ class Compactor:
             return [event] if event is not None else []
         if action is Action.QUEUE_TIER2:
             self.tier2_pending = True
+        elif action is Action.NONE and not self.tier2_pending:
+            return self._hold_history(conv, ledger, usage.total)
         return []
+
+    def _hold_history(self, conv: Conversation, ledger: Ledger, used: int) -> list[CompactionEvent]:
+        """Lanes held: a history lane over budget has its old tool output cleared now (tier 1's
+        batch, re-prefilled in idle time); a raw history still past it is queued to fold."""
+        ctx = self.settings.context
+        budget = ctx.budget("history_tail")
+        if used < ctx.hold_lanes_above:
+            return []
+        out: list[CompactionEvent] = []
+        raw = raw_tokens(conv, ledger, "history")
+        if raw > budget:
+            goal = (used - raw + int(budget * HOLD_TO)) / ledger.window
+            event = self._tier1(conv, ledger, target=goal, lane=True)
+            out += [event] if event is not None else []
+            used = ledger.usage(conv).total
+        history = foldable_tokens(conv, ledger, self.cfg.keep_recent_tool_results)
+        if history_due(used, history, conv.turn, self.state, ctx.hold_lanes_above, budget):
+            self.tier2_pending = self._fold = True
+        return out
 
     async def on_idle(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
         out: list[CompactionEvent] = []
@@ -195,6 +221,7 @@ class Compactor:
         target: float,
         plan: Tier1Plan | None = None,
         forced: bool = False,
+        lane: bool = False,
     ) -> CompactionEvent | None:
         started = time.perf_counter()
         before = ledger.usage(conv).total
@@ -206,8 +233,13 @@ class Compactor:
         reinserted = ensure_protected(
             conv, ledger, required_items(self.writer.checkpoint, self.store), plan.first_index
         )
-        self.state.last_tier1_turn = conv.turn
         what = f"cleared {changed} tool results before item {plan.first_index}"
+        if lane:  # the history lane's own hold, not the tier-1 threshold's
+            what += ", holding the history lane to its budget"
+            for item in (i for i in conv.items if i.id in wanted):
+                item.meta["left_out"] = "tool result cleared: held the history lane to its budget"
+        else:
+            self.state.last_tier1_turn = conv.turn
         return self._edited(
             1,
             what,
@@ -235,9 +267,10 @@ class Compactor:
         needs beyond the prompt, so the checkpoint is kept to the room that call leaves."""
         started = time.perf_counter()
         forced = reserve is not None
-        plan = plan_tier2(conv, ledger, tail_budget=self._tail_budget(conv, ledger))
+        fold = self._fold and not forced
+        plan = plan_tier2(conv, ledger, tail_budget=self._tail_budget(conv, ledger, fold=fold))
         if plan.empty:
-            self.tier2_pending = False
+            self.tier2_pending = self._fold = False
             return None
         head = conv.items[: plan.cut]
         entries = entries_from_items(head)
@@ -267,9 +300,11 @@ class Compactor:
         apply_tier2(conv, plan, [summary_item(item_id, cp, head)])
         self.writer.commit(cp)
         reinserted = ensure_protected(conv, ledger, required_items(cp, self.store), 0)
-        self.tier2_pending = False
+        self.tier2_pending = self._fold = False
         self.state.last_tier2_turn = conv.turn
         what = f"summarized {len(plan.ids)} items into {item_id}"
+        if fold:
+            what += ", the raw history being past its lane budget"
         return self._edited(
             2,
             what,
@@ -325,14 +360,16 @@ class Compactor:
             )
         )
 
-    def _tail_budget(self, conv: Conversation, ledger: Ledger) -> int:
-        """The verbatim tail: the lane budget, smaller if needed to reach the tier-2 target."""
+    def _tail_budget(self, conv: Conversation, ledger: Ledger, *, fold: bool = False) -> int:
+        """The verbatim tail: the lane budget (half of it for the history lane's own fold, so
+        the next fold is some turns away), smaller if needed to reach the tier-2 target."""
         usage = ledger.usage(conv)
         outside = usage.total - sum(usage.by_item.values())
         current = self.writer.checkpoint
         estimate = ledger.count(render(current)) if not current.is_empty() else 0
         room = int(self.cfg.tier2_target * ledger.window) - outside - estimate - 64
-        return max(0, min(self.settings.context.budget("history_tail"), room))
+        lane = self.settings.context.budget("history_tail")
+        return max(0, min(int(lane * HOLD_TO) if fold else lane, room))
 
     # --- shared -----------------------------------------------------------------------------
 

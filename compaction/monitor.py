@@ -4,6 +4,8 @@ Pure and synchronous. Tier 1 is chosen only when its plan gets usage back below 
 threshold (otherwise it would fire again on the next turn and pay a re-prefill for nothing);
 tier 2 is queued at the tier-2 threshold when tier 1 cannot do that. Neither tier fires on two
 consecutive turns in the normal path; only a call that would not fit the window overrides that.
+Below both thresholds, `history_due` queues tier 2 for the history lane alone: once lanes are
+held, a raw history past its budget is folded behind the checkpoint in idle time.
 """
 
 from __future__ import annotations
@@ -73,3 +75,21 @@ def decide(
     if tier == 2 and not _fired_recently(state.last_tier2_turn, turn):
         return Action.QUEUE_TIER2
     return Action.NONE
+
+
+def history_due(
+    used: int,
+    history: int,
+    turn: int,
+    state: MonitorState,
+    hold_above: int,
+    history_budget: int,
+) -> bool:
+    """Whether the raw history (`history` tokens, checkpoints and pinned items aside) is to be
+    folded in idle time: lanes are held (`used` past `hold_above`), it is over its budget, and
+    tier 2 did not run on the last turn."""
+    return (
+        used >= hold_above
+        and history > history_budget
+        and not _fired_recently(state.last_tier2_turn, turn)
+    )

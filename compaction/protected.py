@@ -1,8 +1,10 @@
-"""Protected items, found by rules in the event log: corrections, stated facts, commitments, ids.
+"""Protected items, found by rules in the event log: corrections, stated facts, commitments (with
+when they were made and fall due), the user's plan and blockers, tool attempts and failures, ids.
 
 These are the entries a summary must never lose. They are extracted deterministically from what
-the user and the assistant actually said (and from tool-call arguments), verbatim, so an exact
-string can later be checked against the finished context. Model prose is never the source.
+the user and the assistant actually said (and from tool calls, their arguments and whether their
+results were errors), verbatim, so an exact string can later be checked against the finished
+context. Model prose is never the source.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from compaction.attempts import Attempt, arguments_json, error_text, record
 from compaction.checkpoint import Checkpoint
 
 # A user turn that corrects something earlier. Matched per sentence, case-insensitively.
@@ -40,6 +43,21 @@ _IDS = re.compile(
     r"|#\d{3,}"
     r"|\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b"
 )
+# The user setting out steps: "first X, then Y", "step one ...", "the plan is ...". A sentence
+# that opens a sequence counts only with a next step in it or in the sentence after it.
+_PLAN_START = re.compile(r"\b(first|to start|to begin|step (one|1))\b", re.IGNORECASE)
+_PLAN_NEXT = re.compile(
+    r"\b(then|after that|afterwards|next|finally|step (two|2)|second(ly)?)\b", re.IGNORECASE
+)
+_PLAN_STATED = re.compile(r"\b(the|my|our) plan is\b|\bplan:", re.IGNORECASE)
+# The user saying what holds the work up.
+_BLOCKER = re.compile(
+    r"\b(blocked (on|by)|stuck (on|until)|held up by|(is|are) on hold|"
+    r"(i'?m|i am|we'?re|we are|still) waiting (for|on|until)|can'?t [\w' ]{1,40}? until)\b",
+    re.IGNORECASE,
+)
+# Argument names that carry when a task or reminder falls due.
+_DUE_KEYS = ("due", "due_at", "when", "at", "time", "remind_at")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Abbreviations that end in a period without ending the sentence ("Dr. Okafor").
 _ABBREVIATIONS = ("dr.", "mr.", "mrs.", "ms.", "st.", "prof.", "e.g.", "i.e.", "vs.", "ave.")
@@ -58,6 +76,11 @@ class LogEntry:
     text: str = ""
     name: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
+    # Pairs a tool call with its result; `ok` is false for a result that is an error.
+    call_id: str = ""
+    ok: bool = True
+    # When it happened (ISO 8601), where known.
+    at: str = ""
 
 
 def sentences(text: str) -> list[str]:
@@ -107,6 +130,7 @@ def extract(entries: Iterable[LogEntry], protects: Mapping[str, str] | None = No
     """
     kinds = protects or {}
     cp = Checkpoint()
+    calls: list[LogEntry] = []  # calls still waiting for their result
     for entry in entries:
         if entry.kind == "user":
             for s in _user_sentence_matches(entry.text, _CORRECTION):
@@ -115,28 +139,87 @@ def extract(entries: Iterable[LogEntry], protects: Mapping[str, str] | None = No
             for s in _user_sentence_matches(entry.text, _FACT):
                 if s not in cp.facts and s not in cp.corrections:
                     cp.facts.append(s)
+            _add_all(cp.plan, plan_sentences(entry.text))
+            _add_all(cp.blockers, _user_sentence_matches(entry.text, _BLOCKER))
             _add_ids(cp, entry.text)
         elif entry.kind == "assistant":
             for s in _user_sentence_matches(entry.text, _COMMITMENT):
-                if s not in cp.commitments:
-                    cp.commitments.append(s)
+                _commit(cp, s, entry.at)
             _add_ids(cp, entry.text)
+        elif entry.kind == "tool_result":
+            call = _answered(calls, entry)
+            if call is not None:
+                outcome = "ok" if entry.ok else "failed"
+                error = "" if entry.ok else error_text(entry.text)
+                args = arguments_json(call.arguments)
+                attempt = Attempt(call.name, args, outcome, entry.id, error, entry.at)
+                record(cp.attempts, cp.failures, attempt)
         elif entry.kind == "tool_call":
+            calls.append(entry)
             kind = kinds.get(entry.name)
             if kind == "note":
                 note = _argument_text(entry.arguments)
                 if note not in cp.notes:
                     cp.notes.append(note)
             elif kind in ("task", "reminder"):
-                task = _argument_text(entry.arguments)
-                if task not in cp.commitments:
-                    cp.commitments.append(task)
+                _commit(cp, _argument_text(entry.arguments), entry.at, _due(entry.arguments))
             for value in entry.arguments.values():
                 if isinstance(value, str):
                     # URLs a tool fetched stay in the log by call id; only the user's own
                     # references (codes, order numbers) are worth carrying forward.
                     _add_ids(cp, value, urls=False)
     return cp
+
+
+def _answered(calls: list[LogEntry], result: LogEntry) -> LogEntry | None:
+    """The call `result` answers (by call id; else the latest of its tool), taken off `calls`."""
+    found = [c for c in calls if result.call_id and c.call_id == result.call_id]
+    found = found or [c for c in calls if c.name == result.name]
+    if not found:
+        return None
+    calls.remove(found[-1])
+    return found[-1]
+
+
+def plan_sentences(text: str) -> list[str]:
+    """The user's stated steps, verbatim: a sentence that opens a sequence together with the
+    next step (in it or the sentence after), or one that says what the plan is."""
+    said = sentences(text)
+    out: list[str] = []
+    for i, s in enumerate(said):
+        start = _PLAN_START.search(s)
+        if _PLAN_STATED.search(s) or (start is not None and _PLAN_NEXT.search(s, start.end())):
+            out.append(s)
+        elif start is not None and i + 1 < len(said) and _PLAN_NEXT.search(said[i + 1]):
+            out.append(f"{s} {said[i + 1]}")
+    return out
+
+
+def _add_all(into: list[str], found: list[str]) -> None:
+    for s in found:
+        if s not in into:
+            into.append(s)
+
+
+def _due(arguments: dict[str, Any]) -> str:
+    for key in _DUE_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _commit(cp: Checkpoint, text: str, said: str, due: str = "") -> None:
+    """A commitment and its times: when it was first made, and the latest due time given."""
+    if text not in cp.commitments:
+        cp.commitments.append(text)
+    when = cp.commitment_times.setdefault(text, {})
+    if said and not when.get("said"):
+        when["said"] = said
+    if due:
+        when["due"] = due
+    if not when:
+        del cp.commitment_times[text]
 
 
 def _add_ids(cp: Checkpoint, text: str, *, urls: bool = True) -> None:
@@ -167,7 +250,16 @@ def open_questions(entries: list[LogEntry]) -> list[str]:
     return out
 
 
-def entry_from_event(event_id: str, kind: str, content: str, name: str = "") -> LogEntry:
+def entry_from_event(
+    event_id: str,
+    kind: str,
+    content: str,
+    name: str = "",
+    *,
+    call_id: str = "",
+    ok: bool = True,
+    at: str = "",
+) -> LogEntry:
     """A stored event as a LogEntry; tool-call content may be JSON arguments or a call object."""
     arguments: dict[str, Any] = {}
     if kind == "state_answer":
@@ -181,4 +273,18 @@ def entry_from_event(event_id: str, kind: str, content: str, name: str = "") -> 
             inner = data.get("arguments")
             arguments = inner if isinstance(inner, dict) else data
             name = name or str(data.get("name", ""))
-    return LogEntry(id=event_id, kind=kind, text=content, name=name, arguments=arguments)
+    return LogEntry(event_id, kind, content, name, arguments, call_id, ok, at)
+
+
+def entry_from_row(event: Any) -> LogEntry:
+    """An `EventRow` from the store as a LogEntry, with its call id, outcome and time."""
+    ok = bool(event.meta.get("ok", True)) if isinstance(event.meta, dict) else True
+    return entry_from_event(
+        event.id,
+        event.kind,
+        event.content,
+        event.name,
+        call_id=event.call_id,
+        ok=ok,
+        at=event.created_at,
+    )

@@ -77,7 +77,8 @@ def transcript_lines(entries: Sequence[LogEntry]) -> list[str]:
             args = json.dumps(e.arguments, ensure_ascii=False)[:200]
             lines.append(f"Annie called {e.name} {args}")
         elif e.kind == "tool_result":
-            lines.append(f"Result {e.name}: {e.text[:TOOL_RESULT_CHARS]}")
+            failed = "" if e.ok else " (failed)"
+            lines.append(f"Result {e.name}{failed}: {e.text[:TOOL_RESULT_CHARS]}")
         elif e.kind == "summary":
             lines.append(f"Earlier: {e.text[:ENTRY_CHARS]}")
     return lines

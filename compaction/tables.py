@@ -1,4 +1,5 @@
-"""Protected items read from the typed tables: pending tasks and approvals with exact parameters.
+"""Protected items read from the typed tables: pending and blocked tasks, approvals with exact
+parameters.
 
 These are live records, so they are read fresh at every compaction rather than carried from an
 older checkpoint: a task finished since then is no longer pending, and saying it is would be a
@@ -15,6 +16,13 @@ from memory.rows import TaskRow
 
 def task_line(task: TaskRow) -> str:
     return f"{task.id} {task.title} (waiting on {task.pending})"
+
+
+def blocked_items(store: Any) -> list[str]:
+    """Lines for the tasks the work table marks blocked; empty without a store."""
+    if store is None:
+        return []
+    return [f"{t.id} {t.title} (blocked)" for t in store.tasks.find(status="blocked", limit=20)]
 
 
 def live_items(store: Any) -> tuple[list[str], list[str], list[str]]:

@@ -2,7 +2,7 @@
 
 Every uncleared tool result before the cut is replaced by a placeholder that names its id and
 how to get it back (`context.conversation.cleared_placeholder`, e.g. `[tool result ev-12 (1,900
-tokens) cleared to save space; get_context(ids=["ev-12"]) restores it]`); the tool-call JSON
+tokens) cleared; get_context(ids=["ev-12"])]`); the tool-call JSON
 stays, and so do the newest results. The cut is placed just far enough to bring usage down to
 the target, oldest results first, so everything before the first cleared result stays cached.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from compaction.attempts import iso_time
 from compaction.checkpoint import Checkpoint, render
 from compaction.protected import LogEntry
 from context.conversation import Conversation, Item
@@ -50,13 +51,16 @@ def entries_from_items(items: Sequence[Item]) -> list[LogEntry]:
     for item in items:
         if item.kind in ("state", "evidence", "note", "tools"):
             continue
+        at = iso_time(item.created_at)
         if item.kind == "tool_call" or item.tool_calls:
             if item.content.strip() and not item.calls_in_content:
-                out.append(LogEntry(item.id, "assistant", item.content))
+                out.append(LogEntry(item.id, "assistant", item.content, at=at))
             for call in item.tool_calls:
-                out.append(LogEntry(item.id, "tool_call", "", call.name, dict(call.arguments)))
+                args = dict(call.arguments)
+                out.append(LogEntry(item.id, "tool_call", "", call.name, args, call.id, at=at))
             continue
-        out.append(LogEntry(item.id, item.kind, item.content, item.name))
+        ok = bool(item.meta.get("ok", True))
+        out.append(LogEntry(item.id, item.kind, item.content, item.name, {}, item.call_id, ok, at))
     return out
 
 

@@ -1,9 +1,10 @@
 """Builds and stores checkpoints: rules for protected fields, the model for prose, then merge.
 
 The session's running checkpoint only grows by merging, so a later checkpoint never drops an
-earlier one's protected entries. Live records (pending tasks, approvals) are re-read from their
-tables each time. The rendered checkpoint is kept within a token cap by shortening the
-descriptive fields only; protected entries are never cut.
+earlier one's protected entries (the plan, blockers, failed calls and commitments' times among
+them). Live records (pending and blocked tasks, approvals) are re-read from their tables each
+time. The rendered checkpoint is kept within a token cap by shortening the descriptive fields
+and dropping the oldest calls that worked; protected entries and failures are never cut.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from compaction.checkpoint import Checkpoint, merge, render
 from compaction.hooks import HookContext
 from compaction.protected import LogEntry, extract, first_request, open_questions
 from compaction.summarize import ModelSummary, SummaryCancelled, summarize
-from compaction.tables import live_items
+from compaction.tables import blocked_items, live_items
 from models.base import ModelError
 
 # The rendered checkpoint's share of the window before descriptive fields are shortened.
@@ -77,8 +78,13 @@ class CheckpointWriter:
             open_questions=model.open_questions or open_questions(list(entries)),
             summary=model.summary or fallback_summary(entries).summary,
             commitments=extracted.commitments,
+            commitment_times=extracted.commitment_times,
             corrections=extracted.corrections,
             facts=extracted.facts,
+            plan=extracted.plan,
+            blockers=extracted.blockers,
+            attempts=extracted.attempts,
+            failures=extracted.failures,
             notes=extracted.notes,
             ids=extracted.ids,
             covers=[entries[0].id, entries[-1].id] if entries else [],
@@ -87,6 +93,7 @@ class CheckpointWriter:
         cp = merge(self.checkpoint, later)
         tasks, approvals, ids = live_items(self.ctx.store)
         cp.pending_tasks = tasks
+        cp.blocked_tasks = blocked_items(self.ctx.store)
         cp.approvals = approvals
         cp.ids = [*cp.ids, *(i for i in ids if i not in cp.ids)]
         return self._fit(cp, room)
@@ -103,6 +110,10 @@ class CheckpointWriter:
                 cp.open_questions.pop(0)
             elif cp.decisions:
                 cp.decisions.pop(0)
+            elif any(not a.failed for a in cp.attempts):
+                # Calls that worked go first, oldest first: their results are in the log by
+                # id. Failed ones stay: they are what must not be repeated.
+                cp.attempts.remove(next(a for a in cp.attempts if not a.failed))
             elif cp.summary:
                 cp.summary = ""
             elif len(cp.goal) > 60:

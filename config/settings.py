@@ -94,6 +94,11 @@ class ContextSettings(_Section):
     system_prompt_file: str = "system_prompt.md"
     evidence_hits: int = 3
     evidence_min_similarity: float = 0.35
+    # Lanes are held to their budgets (trimmed within themselves, idle tool groups unloaded,
+    # a long raw history folded in idle time) once the prompt passes this many tokens.
+    hold_lanes_above: int = 8192
+    # A tool group loaded mid-session and not called for this many turns is unloaded.
+    unload_tool_groups_after: int = 6
     budgets: BudgetSettings = BudgetSettings()
 
     @property

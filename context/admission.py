@@ -118,6 +118,9 @@ def _admit_state(
     item.source_ids = list(state.source_ids)
     item.reason = "mandatory current state (Work Index), changed since last shown"
     item.meta["body"] = text
+    # Provenance for the envelope: the records' time and when what it lists stops holding.
+    item.meta["observed_at"] = state.observed_at
+    item.meta["expires_at"] = state.expires_at
     return item
 
 
@@ -161,6 +164,10 @@ def _admit_evidence(
         item = Item(f"{ev.id}@t{turn}", "evidence", "user", content, turn=turn, lane="evidence")
         item.source_ids = [ev.id]
         item.reason = f"retrieved (score {ev.score:.2f}) for {ev.query or 'this request'!r}"
+        if ev.observed_at:
+            item.meta["observed_at"] = ev.observed_at
+        item.meta["sensitivity"] = ev.sensitivity
+        item.meta["expires_at"] = ev.expires_at
         out.append(item)
     return out
 
@@ -199,9 +206,13 @@ def admit_tool_schemas(conv: Conversation, group: str, text: str) -> Item:
 
     Appended (never spliced into the prefix), so every earlier token stays cached; it goes
     after the round's tool results, which the chat templates group into one turn."""
-    item = Item(f"tools-{group}", "tools", "user", neutralize(text), turn=conv.turn, lane="tools")
+    item_id = f"tools-{group}"
+    if conv.get(item_id) is not None:  # loaded again after it was unloaded
+        item_id = f"tools-{group}@t{conv.turn}-{len(conv.items)}"
+    item = Item(item_id, "tools", "user", neutralize(text), turn=conv.turn, lane="tools")
     item.pinned = True
-    item.reason = f"schemas of the {group} tools, loaded this session"
+    item.reason = f"schemas of the {group} tools, loaded on demand in turn {conv.turn}"
+    item.meta["group"] = group
     return conv.append(item)
 
 

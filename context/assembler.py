@@ -4,9 +4,11 @@ Lanes: `context.lanes`. The fixed head (policy, schemas, briefing, notes) is bui
 session by `build_prefix`; each turn `admit_turn` appends that turn's state snapshot (only
 when it changed), its evidence (deduplicated, ranked, within budget) and the request, and
 `admit_tool_result` admits results (a preview with the id when too large): the functions of
-`context.admission`. `assemble` guarantees prompt + output reserve <= window; on overflow it
-trims in the fixed overflow order (`context.overflow.fit`) and never drops the request, the policy,
-pinned items or the current state. Every cut is a recorded omission with its recovery call,
+`context.admission`. Past `context.hold_lanes_above` tokens each turn's admission holds every
+lane to its budget, trimming within that lane only (`context.holding`). `assemble`
+guarantees prompt + output reserve <= window; on overflow it trims in the fixed overflow order
+(`context.overflow.fit`) and never drops the request, the policy, pinned items or the current
+state. Every cut is a recorded omission with its recovery call,
 and the envelope's manifest lists everything admitted and everything left out.
 
 `Assembler` is the one owner of a session's assembly state: this turn's omissions and the
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from context import admission
+from context import admission, holding
 from context.conversation import Conversation, Item, Prefix
 from context.envelope import (
     Budget,
@@ -133,7 +135,32 @@ class Assembler:
             conv, request, state, evidence, ledger=self.ledger, ctx=self.settings.context
         )
         self.turn_omissions = admitted.omissions
+        self.hold_lanes(conv)
         return admitted.items
+
+    def hold_lanes(self, conv: Conversation, *, always: bool = False) -> list[Item]:
+        """Past `context.hold_lanes_above` (or `always`), trim each lane over its budget
+        within itself."""
+        return holding.hold_lanes(
+            conv,
+            self.ledger,
+            self.settings.context,
+            keep_recent=self.settings.compaction.keep_recent_tool_results,
+            always=always,
+        )
+
+    def holding(self, conv: Conversation) -> bool:
+        """Whether lanes are held now (the prompt is past `context.hold_lanes_above`)."""
+        return holding.holding(conv, self.ledger, self.settings.context)
+
+    def tools_over_budget(self, conv: Conversation) -> bool:
+        """The tools lane (head schemas and groups loaded since) is over its budget."""
+        limit = self.settings.context.budget("tools")
+        return holding.tools_tokens(conv, self.ledger) > limit
+
+    def unload_tool_group(self, conv: Conversation, group: str, why: str) -> bool:
+        """Take a group loaded mid-session out of the tools lane (load_tool_group reloads it)."""
+        return holding.unload_tools(conv, group, why)
 
     def admit_tool_result(
         self, conv: Conversation, *, id: str, call_id: str, name: str, content: str, ok: bool = True
@@ -165,7 +192,7 @@ class Assembler:
         available_groups: Sequence[str] = (),
     ) -> Assembly:
         """Fit the conversation to the window and describe the call; see the module docstring."""
-        usage, trimmed = fit(conv, self.ledger)
+        usage, trimmed = fit(conv, self.ledger, lambda: self.hold_lanes(conv, always=True))
         envelope = self.envelope(
             conv, usage, request, active_groups, available_groups, trimmed=trimmed
         )
@@ -217,7 +244,11 @@ class Assembler:
             req = UserRequest(text=request.text, turn_id=request.turn_id, event_id=request.id)
         return ContextEnvelope.model_construct(
             request=req,
-            scope=Scope(thread_id=conv.session_id),
+            scope=Scope(
+                thread_id=conv.session_id,
+                task_id=request.task_id if request is not None else None,
+                approval_id=request.approval_id if request is not None else None,
+            ),
             policy_version=self.policy_version(conv.prefix),
             current_state=state,
             recent_history=list(lanes_cache.history),
@@ -228,6 +259,7 @@ class Assembler:
                 used=usage.total,
                 output_reserve_tokens=usage.output_reserve_tokens,
                 by_lane=dict(usage.by_lane),
+                by_component=dict(usage.by_component),
                 lane_limits={
                     lane: self.settings.context.budget(key) for lane, key in LANE_BUDGET.items()
                 },
@@ -269,16 +301,17 @@ class Assembler:
         source_type, authority = _SOURCE.get(item.kind, ("message", "derived"))
         reason = item.reason or f"recent raw tail (turn {item.turn})"
         if item.cleared:
-            reason = "placeholder for a cleared item"
+            reason = str(item.meta.get("left_out") or "placeholder for a cleared item")
         elif item.kind == "state" and item is not latest_state:
             reason = f"earlier state snapshot (turn {item.turn}), kept as rendered"
         ci = ContextItem.model_construct(
             source_type=source_type,
             source_id=item.id,
             authority=authority,
-            observed_at=item.created_at,
-            expires_at=None,
-            sensitivity="normal",
+            # The record's time where the item stands for a record (a note, the state).
+            observed_at=item.meta.get("observed_at") or item.created_at,
+            expires_at=item.meta.get("expires_at"),
+            sensitivity=item.meta.get("sensitivity") or "normal",
             token_estimate=tokens,
             admission_reason=reason,
             content=item.visible,

@@ -54,13 +54,11 @@ def neutralize(text: str) -> str:
     return _TAGS.sub("<\u2060\\1\\2", text)
 
 
-def cleared_placeholder(item_id: str, tokens: int = 0) -> str:
-    """The tier-1 / overflow placeholder: names the id and how to get the result back."""
+def cleared_placeholder(item_id: str, tokens: int = 0, *, what: str = "tool result") -> str:
+    """What the model sees of an item taken out of its context: the id and the call that brings
+    it back. Short on purpose: a long session carries a hundred of these."""
     size = f" ({tokens} tokens)" if tokens else ""
-    return (
-        f"[tool result {item_id}{size} cleared to save space; "
-        f'get_context(ids=["{item_id}"]) restores it]'
-    )
+    return f'[{what} {item_id}{size} cleared; get_context(ids=["{item_id}"])]'
 
 
 @dataclass(eq=False)

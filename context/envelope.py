@@ -70,6 +70,7 @@ class Budget(_Model):
     output_reserve_tokens: int = 0
     by_lane: dict[str, int] = Field(default_factory=dict)
     lane_limits: dict[str, int] = Field(default_factory=dict)
+    by_component: dict[str, int] = Field(default_factory=dict)
 
 
 class Omission(_Model):
@@ -118,10 +119,16 @@ class ContextEnvelope(_Model):
             for i in lane
         ]
         fixed = [
-            AdmittedEntry(source_id=name, lane=FIXED_LANE[name], kind=name, tokens=n, reason=why)
+            AdmittedEntry(
+                source_id=name,
+                lane=lane,
+                kind=name,
+                tokens=n,
+                reason=_FIXED_REASON[name] + self._over(lane, n),
+            )
             for name, n in self.fixed.items()
             if n
-            for why in [_FIXED_REASON[name]]
+            for lane in [FIXED_LANE[name]]
         ]
         return Manifest(
             request=self.request.text if self.request else "",
@@ -130,11 +137,21 @@ class ContextEnvelope(_Model):
             used=self.budget.used,
             output_reserve_tokens=self.budget.output_reserve_tokens,
             by_lane=self.budget.by_lane,
+            by_component=self.budget.by_component,
+            lane_limits=self.budget.lane_limits,
             active_tool_groups=self.active_tool_groups,
             admitted=fixed + admitted,
             omissions=self.omissions,
             overflow=self.overflow,
         )
+
+    def _over(self, lane: Lane, tokens: int) -> str:
+        """A note on a fixed component that alone exceeds its lane's budget (it stays: the
+        head is fixed for the session, and cutting the policy would change what Annie is)."""
+        limit = self.budget.lane_limits.get(lane, 0)
+        if limit and tokens > limit:
+            return f" (over the {lane} budget of {limit:,} tokens)"
+        return ""
 
 
 _FIXED_REASON = {
@@ -166,6 +183,10 @@ class Manifest(_Model):
     admitted: list[AdmittedEntry]
     omissions: list[Omission]
     overflow: bool = False
+    # Tokens by component (system prompt, schemas, conversation, tool results, ...) and each
+    # lane's budget at this window, beside `by_lane`.
+    by_component: dict[str, int] = Field(default_factory=dict)
+    lane_limits: dict[str, int] = Field(default_factory=dict)
 
     def text(self) -> str:
         """A readable listing for the terminal (`/manifest`)."""
@@ -173,7 +194,13 @@ class Manifest(_Model):
             f"request: {self.request!r}",
             f"policy {self.policy_version}; used {self.used:,} of {self.limit:,} tokens "
             f"(+{self.output_reserve_tokens:,} reserved for the answer)",
-            "by lane: " + ", ".join(f"{k} {v:,}" for k, v in self.by_lane.items() if v),
+            "by lane: "
+            + ", ".join(
+                f"{k} {v:,}" + (f"/{self.lane_limits[k]:,}" if k in self.lane_limits else "")
+                for k, v in self.by_lane.items()
+                if v
+            ),
+            "by component: " + ", ".join(f"{k} {v:,}" for k, v in self.by_component.items() if v),
             "tool groups: " + (", ".join(self.active_tool_groups) or "none"),
             f"admitted ({len(self.admitted)}):",
         ]

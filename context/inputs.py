@@ -14,6 +14,10 @@ class Request:
     turn_id: str
     id: str
     surface: str = "main"
+    # The envelope's scope where known: the task this conversation is working on, and its
+    # approval still waiting for a yes.
+    task_id: str | None = None
+    approval_id: str | None = None
 
 
 @dataclass
@@ -24,6 +28,8 @@ class StateSnapshot:
     source_ids: list[str] = field(default_factory=list)
     observed_at: float = field(default_factory=time.time)
     id: str = ""
+    # When what it shows stops holding (the earliest expiry of an approval it lists).
+    expires_at: float | None = None
 
 
 @dataclass
@@ -36,3 +42,6 @@ class Evidence:
     score: float = 0.0
     observed_at: float = 0.0
     query: str = ""
+    # From the record: "private" notes never enter a prompt a tool can send out.
+    sensitivity: str = "normal"
+    expires_at: float | None = None

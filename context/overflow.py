@@ -1,6 +1,8 @@
 """Overflow: trim in a fixed order until the prompt plus the output reserve fits.
 
-Reloadable tool output goes first (older turns before the current one), then duplicate
+First each lane over its budget gives up its own excess (`context.holding`, the `hold` given),
+so a lane within its budget loses nothing to another's growth. Then, across lanes, reloadable
+tool output goes first (older turns before the current one), then duplicate
 evidence and superseded state snapshots, then whole old turns behind a single marker. The
 request, the policy, pinned items (approvals, corrections, checkpoints) and the current state
 are never dropped; if they alone do not fit, that is a clear error, not a silent overflow.
@@ -8,7 +10,9 @@ are never dropped; if they alone do not fit, that is a clear error, not a silent
 
 from __future__ import annotations
 
-from context.conversation import Conversation, Item
+from collections.abc import Callable
+
+from context.conversation import Conversation, Item, cleared_placeholder
 from context.envelope import RecoverCall
 from context.ledger import Ledger
 from context.usage import Usage
@@ -18,13 +22,18 @@ class ContextOverflowError(RuntimeError):
     """The protected minimum (policy, request, current state, pinned items) exceeds the window."""
 
 
-def fit(conv: Conversation, ledger: Ledger) -> tuple[Usage, list[str]]:
+def fit(
+    conv: Conversation, ledger: Ledger, hold: Callable[[], list[Item]] | None = None
+) -> tuple[Usage, list[str]]:
     """Trim in the order above until prompt + output reserve fits; returns the trimmed ids."""
     usage = ledger.usage(conv)
     if usage.fits:
         return usage, []
+    trimmed: list[str] = [i.id for i in hold()] if hold is not None else []
+    usage = ledger.usage(conv)
+    if usage.fits:
+        return usage, trimmed
     over = usage.total - usage.limit
-    trimmed: list[str] = []
 
     def clear(candidates: list[Item], why: str) -> None:
         nonlocal over
@@ -33,10 +42,7 @@ def fit(conv: Conversation, ledger: Ledger) -> tuple[Usage, list[str]]:
                 return
             before = ledger.item_tokens(item)
             conv.clear([item])
-            item.placeholder = (
-                f"[{item.kind} {item.id} left out to fit the window ({why}); "
-                f'get_context(ids=["{item.id}"]) restores it]'
-            )
+            item.placeholder = cleared_placeholder(item.id, what=f"{item.kind} (left out: {why})")
             over -= before - ledger.item_tokens(item)
             trimmed.append(item.id)
 

@@ -39,14 +39,22 @@ def work_index_snapshot(store: Store) -> StateSnapshot:
     for s in wi.next_scheduled:
         lines.append(f"Next: {s.kind} {s.id} {s.text} at {s.due[:16]}")
     ids = wi.source_ids()
+    expiries: list[float] = []
     for appr in store.approvals.pending():
         lines.append(render(appr))
         ids.append(appr.id)
+        expiries.append(from_iso(appr.expires_at).timestamp())
     if not lines:
         lines.append("Nothing needs the user right now (no pending tasks, reminders or approvals).")
     changed = wi.updated_at or wi.as_of
     observed = from_iso(changed).timestamp()
-    return StateSnapshot(text="\n".join(lines), source_ids=ids, observed_at=observed)
+    # The snapshot stops holding when the first approval it lists expires.
+    return StateSnapshot(
+        text="\n".join(lines),
+        source_ids=ids,
+        observed_at=observed,
+        expires_at=min(expiries) if expiries else None,
+    )
 
 
 def safe_snapshot(store: Store) -> StateSnapshot:

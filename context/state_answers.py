@@ -271,6 +271,63 @@ def notes_about(store: Store, subject: str, min_similarity: float, gate: bool) -
     return lexical[:SPOKEN_ITEMS]
 
 
+NO_MOOD = "You haven't told me how you're feeling, so I have nothing recorded."
+_YOUR = {
+    "my": "your",
+    "i": "you",
+    "me": "you",
+    "myself": "yourself",
+    "our": "your",
+    "mine": "yours",
+}
+
+
+def _part_of_day(moment: datetime) -> str:
+    hour = moment.hour
+    return (
+        "morning"
+        if 5 <= hour < 12
+        else "afternoon"
+        if hour < 17
+        else "evening"
+        if hour < 22
+        else "night"
+    )
+
+
+def said_when(said_at: str, now: datetime) -> str:
+    """When a mood was said, as a person would put it: "this morning", "yesterday evening",
+    "on Tuesday evening", "on March 3"."""
+    moment = from_iso(said_at).astimezone(now.tzinfo)
+    days = (now.date() - moment.date()).days
+    part = _part_of_day(moment)
+    if days <= 0:
+        return "last night" if part == "night" and moment.hour < 5 else f"this {part}"
+    if days == 1:
+        return "last night" if part == "night" else f"yesterday {part}"
+    if days < 7:
+        return f"on {moment:%A} {part}"
+    return f"on {moment:%B} {moment.day}"
+
+
+def mood_answer(store: Store, now: datetime) -> StateResult:
+    """ "How am I feeling lately?": what the user last said about how they feel, in their own
+    words and with when they said it; nothing recorded is said as such, never guessed."""
+    moods = store.moods.latest(limit=2)
+    if not moods:
+        return StateResult(NO_MOOD, "remember")
+    parts = []
+    for i, mood in enumerate(moods):
+        feeling = " ".join(_YOUR.get(w, w) for w in mood.feeling.split())
+        verb = "felt" if mood.verb == "feel" else "were"
+        when = said_when(mood.said_at, now)
+        if i == 0:
+            parts.append(f"{when[0].upper()}{when[1:]} you said you {verb} {feeling}.")
+        else:
+            parts.append(f"Before that, {when}, you said you {verb} {feeling}.")
+    return StateResult(" ".join(parts), "remember", [m.id for m in moods])
+
+
 def approval_sentence(waiting: list[ApprovalRow], session_id: str | None) -> str:
     """ "One thing waits for your approval: delete note (note_id=note-3). Say yes or no." """
     named = []

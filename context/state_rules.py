@@ -9,7 +9,10 @@ order or asks about the world ("remind me to ...", "how do I ...", "what does X 
 model's outright; any other goes to the classifier (`context.intents`), whose verdict says
 whether the state path answers alone, is unsure (the model answers, from the same state), or
 leaves it to the model. The slots (the day of a schedule question, the subject of a "what do
-you remember about X") are read by rules either way.
+you remember about X") are read by rules either way. Questions about the user's own mood ("how
+am I feeling lately?") are placed by their own anchored rules (`context.mood_rules`) before any
+other, and read back what the user said (`Match.mood`); "how are you feeling" is about Annie
+and is not one.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from context.mood_rules import mood_question
 from context.normalize import normalize
 from context.state_vocab import INTENTS, Intent, day_word
 
@@ -38,13 +42,16 @@ class Match:
     # "what do you know about X", X may be general knowledge, which is the model's to answer).
     subject: str = ""
     needs_notes: bool = False
+    # "How am I feeling lately?": read back what the user said about their mood (`memory.mood`),
+    # a question about the notes Annie keeps on the user, so it rides the "remember" intent.
+    mood: bool = False
 
 
 # Keyword pass: cheap candidates before the anchored rules (and the hook for a classifier).
 _KEYWORDS: dict[Intent, tuple[str, ...]] = {
     # First: "anything waiting for my approval?" is also a pending question, and the answer
     # it needs names the waiting actions, not the tasks.
-    "approvals": ("approv", "confirm", "sign off", "say yes", "my ok"),
+    "approvals": ("approv", "confirm", "sign off", "say yes", "my ok", "go ahead", "say so"),
     # Before "pending": "what is waiting on someone else" is about others, not the user.
     "blocked": ("block", "stuck", "held up", "stalled", "waiting", "pending", "working on"),
     "pending": (
@@ -79,7 +86,9 @@ _KEYWORDS: dict[Intent, tuple[str, ...]] = {
     "date": ("date", "day", "today", "month", "year"),
     "context": ("context", "memory"),
     "remember": ("remember", "recall", "know about", "told you", "tell you", "notes", "memory",
-                 "saved", "noted", " on ", "say about"),
+                 "saved", "noted", " on ", "say about", "about me", "about my", "learn", "written",
+                 "wrote", "stored", "kept", "keep", "record", "file", "picked up", "gathered",
+                 "know of", "you know", "about"),
 }  # fmt: skip
 
 _ME = r"(?:me|my (?:input|answer|reply|approval|decision|response|attention|go ahead|ok|okay))"
@@ -94,12 +103,25 @@ _OTHERS = r"(?:someone else|somebody else|others|other people|anyone else|you)"
 # The thing a "remember" question names: a few words, never a bare time ("about yesterday"),
 # and never one ending on a time ("about the plumber yesterday" asks what was said when).
 _THING = (
-    r"(?P<subject>(?!(?:today|tomorrow|yesterday|tonight)$)[a-z0-9][a-z0-9 ]{0,60}?"
+    r"(?P<subject>(?!(?:today|tomorrow|yesterday|tonight)$)(?!(?:file|record)(?: |$))"
+    r"[a-z0-9][a-z0-9 ]{0,60}?"
     r"(?<!yesterday)(?<!earlier)(?<!today)(?<!last week)(?<!this morning))"
 )
 
+# How Annie came to hold something about a subject: "what have you noted / learned / got on
+# file about me". Only questions: "note that ..." and "remember that ..." are orders.
+_KEPT = (
+    r"(?:noted(?: down)?|learned|learnt|written(?: down)?|wrote(?: down)?|write down|jotted down"
+    r"|note down|jot down|saved|save|stored|store|kept|keep|recorded|record|logged|log"
+    r"|picked up|pick up|gathered|gather|collected|found out|find out|figured out|learn"
+    r"|remembered|memori[sz]ed|(?:got|have|keep)(?: \w+)? (?:on file|on record|in your notes"
+    r"|noted|saved|stored|written down|in memory|down))"
+)
+_HOLD = rf"(?:{_KEPT}|have|got|know|remember|recall)"
+_SO_FAR = r"(?: so far| yet| by now| until now| up to now| over time)?"
+
 _ASK = r"(?:approve|confirm|okay|ok|sign off on|say yes to)"
-_APPROVAL = r"(?:approval|confirmation|ok|okay|go ahead|yes|sign off|sign-off)"
+_APPROVAL = r"(?:approval|confirmation|ok|okay|go ahead|yes|sign off|sign-off|say so)"
 _SOME = r"(?:anything|something|any \w+|some \w+)"
 # How a question about open items opens: "are there ...", "show me the ...".
 _ASKING = r"(?:are there |is there |do i have |have i got |got )?"
@@ -116,10 +138,10 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
             rf"(?: (?:on|for))? my {_APPROVAL}"
         ),
         re.compile(
-            rf"(?:what|which \w+) (?:is |are )?(?:still )?(?:waiting|pending|awaiting)"
+            rf"(?:what|(?:what|which) \w+) (?:is |are )?(?:still )?(?:waiting|pending|awaiting)"
             rf"(?: (?:on|for))? my {_APPROVAL}"
         ),
-        re.compile(rf"(?:what|which \w+) (?:needs?|requires?) my {_APPROVAL}"),
+        re.compile(rf"(?:what|(?:what|which) \w+) (?:needs?|requires?) my {_APPROVAL}"),
         re.compile(
             rf"(?:what|which \w+|is there {_SOME}|are there any \w+|do i have {_SOME}|{_SOME})"
             rf" (?:do |should |must )?i (?:still )?(?:need to|have to|must|should|got to) {_ASK}"
@@ -247,7 +269,7 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
         re.compile(
             rf"(?:what (?:do|did|can) you|(?:remind me )?what you|do you|anything you) "
             rf"(?:remember|recall|know)"
-            rf"(?: anything)? (?:about|of|regarding|on) {_THING}"
+            rf"(?: anything)? (?:about|of|regarding|on) {_THING}{_SO_FAR}"
         ),
         re.compile(rf"(?:what|what else) (?:have|did) i (?:told|tell|say to) you about {_THING}"),
         re.compile(rf"have i (?:told|said to) you anything about {_THING}"),
@@ -267,6 +289,30 @@ _RULES: dict[Intent, list[re.Pattern[str]]] = {
         ),
         re.compile(rf"what is (?:saved|noted|written down) (?:on|about) {_THING}"),
         re.compile(rf"what do (?:my|your) notes say about {_THING}"),
+        re.compile(
+            rf"(?:(?:tell|show|read|remind) me |read back |read out )?"
+            rf"(?:what|what else|anything|how much|what things|what details|what facts"
+            rf"|what info|what information|what sort of things) (?:have|ve|did|do) you "
+            rf"(?:{_KEPT}|reckon you know|think you know|actually know|really know)"
+            rf" (?:about|on|of|regarding) {_THING}{_SO_FAR}"
+        ),
+        re.compile(
+            rf"(?:(?:tell|show|read|remind) me |read back |read out |read me )?"
+            rf"(?:what|everything|all) you (?:have |ve )?{_HOLD} (?:about|on|of|regarding) "
+            rf"{_THING}{_SO_FAR}"
+        ),
+        re.compile(
+            rf"(?:what|which) (?:facts|details|personal details|things|info|information|notes)"
+            rf" (?:about|on) {_THING} (?:do|have|did) you {_HOLD}{_SO_FAR}"
+        ),
+        re.compile(
+            rf"(?:what|which) (?:facts|details|personal details|info|information|notes)"
+            rf" (?:do|have|did) you (?:{_HOLD}) (?:about|on) {_THING}{_SO_FAR}"
+        ),
+        re.compile(
+            rf"(?:do|have) you (?:have|got|keep|kept|saved|stored) any (?:notes|info|information"
+            rf"|details|facts|records?) (?:on|about) {_THING}"
+        ),
     ],
     "context": [
         re.compile(
@@ -335,11 +381,17 @@ def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None
     core = normalize(text)
     if not core:
         return Routed(None, "model")
+    if mood_question(core):
+        return Routed(Match("remember", mood=True), "rule")
     for intent in candidates(core, extra):
         for rule in _RULES[intent]:
             m = rule.fullmatch(core)
             if m is not None:
-                return Routed(_found(intent, m.groupdict(), core), "rule")
+                # Whether the question names the notes is read outside its subject: "what do
+                # you know about the store hours" does not ask what Annie has stored.
+                said = m.start("subject") if "subject" in m.re.groupindex else -1
+                rest = core if said < 0 else core[:said] + " " + core[m.end("subject") :]
+                return Routed(_found(intent, m.groupdict(), rest), "rule")
     if elsewhere(core):
         return Routed(None, "elsewhere")
     if classifier is None:
@@ -382,5 +434,9 @@ def _found(intent: Intent, groups: dict[str, str | None], core: str) -> Match:
     # Asked of the notes by name ("what notes do you have on X", "what have I told you about
     # X"): the notes answer even when they hold nothing. Otherwise X may be general knowledge,
     # and only notes about it make it a question about state.
-    explicit = any(w in core for w in ("note", "memory", "told you", "tell you", "saved"))
+    explicit = any(
+        w in core
+        for w in ("note", "memory", "told you", "tell you", "saved", "stored", "written", "wrote",
+                  "write", "jot", "recorded", "logged", "on file", "on record")
+    )  # fmt: skip
     return Match(intent, day, subject=subject, needs_notes=not explicit)

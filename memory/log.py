@@ -180,6 +180,18 @@ class Events(Records):
         return _event(row) if row is not None else None
 
     @guarded
+    def failed_results(self, session_id: str, name: str) -> list[EventRow]:
+        """A session's results of tool `name` logged with `ok` false, newest first: what the
+        tool runner's retry guard reads on every call, so SQLite does the filtering."""
+        rows = self.table.rows_where(
+            "session_n = ? AND kind = 'tool_result' AND name = ?"
+            " AND json_extract(meta, '$.ok') = 0",
+            [parse_id("sessions", session_id), name],
+            order_by="n DESC",
+        )
+        return [_event(r) for r in rows]
+
+    @guarded
     def find(
         self,
         session_id: str | None = None,

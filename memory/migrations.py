@@ -231,6 +231,42 @@ def m006_note_supersession(db: Database) -> None:
     )
 
 
+@migrations()
+def m007_note_provenance_and_mood(db: Database) -> None:
+    # Notes gain their provenance: a version (corrections behind it), a confidence, a
+    # sensitivity ("private" keeps a note out of any prompt a tool can send off the machine),
+    # an expiry, the record's own time (a note's freshness), the event whose words it came
+    # from, and the current note it contradicts until the user says which stands. Existing
+    # notes become version 1, fully trusted, normal, never expiring, as fresh as written.
+    # `moods` keeps what the user said about how they feel, in their own words, per session.
+    _script(
+        db,
+        """
+        ALTER TABLE notes ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE notes ADD COLUMN confidence REAL NOT NULL DEFAULT 1.0;
+        ALTER TABLE notes ADD COLUMN sensitivity TEXT NOT NULL DEFAULT 'normal'
+            CHECK (sensitivity IN ('normal', 'private'));
+        ALTER TABLE notes ADD COLUMN expires_at TEXT;
+        ALTER TABLE notes ADD COLUMN updated_at TEXT;
+        ALTER TABLE notes ADD COLUMN source_event TEXT NOT NULL DEFAULT '';
+        ALTER TABLE notes ADD COLUMN contradicts INTEGER;
+        UPDATE notes SET updated_at = created_at;
+        CREATE INDEX notes_private ON notes(n) WHERE sensitivity = 'private';
+        CREATE INDEX notes_contradicting ON notes(n) WHERE contradicts IS NOT NULL;
+        CREATE TABLE moods (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_n INTEGER,
+            event_id TEXT NOT NULL DEFAULT '',
+            feeling TEXT NOT NULL,
+            verb TEXT NOT NULL DEFAULT 'be' CHECK (verb IN ('be', 'feel')),
+            words TEXT NOT NULL,
+            said_at TEXT NOT NULL
+        );
+        CREATE INDEX moods_session ON moods(session_n, n);
+        """,
+    )
+
+
 def migration_names() -> list[str]:
     """Every migration in order (the last one is the current schema version)."""
     return [m.name for m in migrations._migrations]

@@ -35,6 +35,7 @@ PREFIXES = {
     "reminders": "rem",
     "approvals": "appr",
     "checkpoints": "ckpt",
+    "moods": "mood",
 }
 
 
@@ -114,8 +115,22 @@ class EventRow:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+Sensitivity = Literal["normal", "private"]
+SENSITIVITIES: tuple[str, ...] = ("normal", "private")
+
+
 @dataclass(frozen=True)
 class NoteRow:
+    """A note and its provenance.
+
+    `version` counts the corrections behind it (a note that supersedes a version-1 note is
+    version 2); `confidence` is how sure Annie is that it still holds (lowered while it
+    contradicts another note); `sensitivity` "private" keeps it out of any prompt that a tool
+    can send off the machine; `expires_at` is when it stops being true (None: no end);
+    `updated_at` is the record's time (written, or its provenance last changed), the note's
+    freshness; `source_event` is the event whose words it came from; `contradicts` names a
+    current note it disagrees with, until the user says which stands."""
+
     id: str
     kind: str
     source: str
@@ -123,6 +138,65 @@ class NoteRow:
     created_at: str
     # The note that corrected this one ("" while it is current).
     superseded_by: str = ""
+    version: int = 1
+    confidence: float = 1.0
+    sensitivity: str = "normal"
+    expires_at: str | None = None
+    updated_at: str = ""
+    source_event: str = ""
+    contradicts: str = ""
+
+    @property
+    def private(self) -> bool:
+        return self.sensitivity == "private"
+
+    def expired(self, now: datetime | None = None) -> bool:
+        if not self.expires_at:
+            return False
+        return from_iso(self.expires_at) <= (now or utc_now()).astimezone(UTC)
+
+
+# The columns a NoteRow is read from (every reader of the notes table selects these).
+NOTE_COLUMNS = (
+    "n, kind, source, text, created_at, superseded_by, version, confidence, sensitivity,"
+    " expires_at, updated_at, source_event, contradicts"
+)
+
+
+def note_row(row: Any) -> NoteRow:
+    """A NoteRow from a notes-table row selected with NOTE_COLUMNS."""
+    by, against = row["superseded_by"], row["contradicts"]
+    return NoteRow(
+        make_id("notes", row["n"]),
+        row["kind"],
+        row["source"],
+        row["text"],
+        row["created_at"],
+        make_id("notes", by) if by is not None else "",
+        version=int(row["version"]),
+        confidence=float(row["confidence"]),
+        sensitivity=row["sensitivity"],
+        expires_at=row["expires_at"],
+        updated_at=row["updated_at"] or row["created_at"],
+        source_event=row["source_event"],
+        contradicts=make_id("notes", against) if against is not None else "",
+    )
+
+
+@dataclass(frozen=True)
+class MoodRow:
+    """What the user said about how they feel, in their own words, and when.
+
+    `feeling` is the predicate as said ("exhausted", "stressed about the move"); `verb` is how
+    it was said ("be": "I'm exhausted"; "feel": "I feel great"), so it can be read back."""
+
+    id: str
+    session_id: str
+    event_id: str
+    feeling: str
+    verb: str
+    words: str
+    said_at: str
 
 
 @dataclass(frozen=True)

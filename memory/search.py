@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.db import NotFoundError, Records, RowMissing, StoreBase, guarded, where_in
-from memory.rows import Hit, NoteRow, make_id, parse_id, to_iso, utc_now
+from memory.rows import NOTE_COLUMNS, Hit, NoteRow, make_id, note_row, parse_id, to_iso, utc_now
 from memory.vectors import NoteVectors, to_blob
 
 # Reciprocal-rank fusion constant; 60 is the customary choice and damps the
@@ -61,21 +61,13 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{t}"' for t in (content or terms) if t)
 
 
-_NOTE_COLUMNS = "n, kind, source, text, created_at, superseded_by"
+_NOTE_COLUMNS = NOTE_COLUMNS
 # Only current notes are found: a note a correction superseded is kept, never returned.
 _CURRENT = "superseded_by IS NULL"
 
 
 def _note(row: Any) -> NoteRow:
-    by = row["superseded_by"]
-    return NoteRow(
-        make_id("notes", row["n"]),
-        row["kind"],
-        row["source"],
-        row["text"],
-        row["created_at"],
-        make_id("notes", by) if by is not None else "",
-    )
+    return note_row(row)
 
 
 class Notes(Records):
@@ -116,7 +108,10 @@ class Notes(Records):
         rows: Sequence[dict[str, Any]],
         embeddings: npt.NDArray[np.float32] | None = None,
     ) -> list[str]:
-        """Insert many notes in one transaction; `embeddings` has one row per note, in order."""
+        """Insert many notes in one transaction; `embeddings` has one row per note, in order.
+
+        Each row has `text`, and may have `kind`, `source` and `created_at` (a datetime: when
+        the note was written, for notes imported from elsewhere; now by default)."""
         if embeddings is None and self.embedder is not None and rows:
             embeddings = self.embedder.embed([str(r["text"]) for r in rows])
         if embeddings is not None and len(embeddings) != len(rows):
@@ -130,7 +125,10 @@ class Notes(Records):
         for r in rows:
             if not str(r["text"]).strip():
                 raise ValueError("a note needs some text")
-        created = to_iso(utc_now())
+        now = to_iso(utc_now())
+        # A row may say when the note was written (an import, a generated memory); the time is
+        # stored in the one UTC format, so date filters compare it as text.
+        created = [to_iso(r["created_at"]) if r.get("created_at") else now for r in rows]
         ns: list[int] = []
         with self.store.write():
             for i, r in enumerate(rows):
@@ -139,7 +137,7 @@ class Notes(Records):
                     "source": r.get("source", ""),
                     "text": str(r["text"]),
                     "embedding": to_blob(embeddings[i]) if embeddings is not None else None,
-                    "created_at": created,
+                    "created_at": created[i],
                 }
                 ns.append(self.insert(record))
         self.vectors.written(
@@ -309,6 +307,7 @@ class Notes(Records):
         limit: int = 10,
         vector: npt.NDArray[np.float32] | None = None,
         min_similarity: float | None = None,
+        lexical_weight: float | None = None,
     ) -> list[Hit]:
         """Hybrid search: bm25 and cosine candidates merged by reciprocal-rank fusion.
 
@@ -317,6 +316,12 @@ class Notes(Records):
         `min_similarity` keeps only hits whose cosine similarity to the query reaches it:
         fused scores are ranks, so they say which note is best, never whether any note is
         relevant at all (what unprompted recall needs). It needs an embedder.
+
+        With `lexical_weight` the candidates are ordered by score instead of rank: cosine
+        similarity plus the weight times bm25 relative to the best lexical candidate's. Ranks
+        treat a note that shares only a name with the query like one that answers it, so many
+        notes about one person bury the one asked about; the cosine keeps them apart, and the
+        lexical share still lifts an exact identifier the embedding hardly sees.
         """
         qvec: npt.NDArray[np.float32] | None = None
         if vector is not None or self.embedder is not None or min_similarity is not None:
@@ -329,6 +334,7 @@ class Notes(Records):
             until,
             limit,
             min_similarity,
+            lexical_weight,
         )
 
     @guarded
@@ -341,12 +347,15 @@ class Notes(Records):
         until: datetime | None,
         limit: int,
         min_similarity: float | None = None,
+        lexical_weight: float | None = None,
     ) -> list[Hit]:
         pool = max(CANDIDATES, limit)
         lexical = self._rank_fts(query, kinds, since, until, pool)
         if qvec is None:
             return self._hits(lexical[:limit])
         semantic = self.vectors.rank(qvec, kinds, since, until, pool)
+        if lexical_weight is not None:
+            return self._blended(qvec, lexical, semantic, limit, min_similarity, lexical_weight)
         fused: dict[int, float] = {}
         for ranked in (lexical, semantic):
             for rank, (n, _) in enumerate(ranked, start=1):
@@ -359,6 +368,31 @@ class Notes(Records):
         order = sorted(fused, key=lambda n: (-fused[n], n))[:limit]
         # Only the final hits are read from the table.
         return self._hits([(n, fused[n]) for n in order])
+
+    def _blended(
+        self,
+        qvec: npt.NDArray[np.float32],
+        lexical: list[tuple[int, float]],
+        semantic: list[tuple[int, float]],
+        limit: int,
+        min_similarity: float | None,
+        weight: float,
+    ) -> list[Hit]:
+        cosine = dict(semantic)
+        missing = [n for n, _ in lexical if n not in cosine]
+        cosine.update(self.vectors.similarity(qvec, missing))
+        best = max((b for _, b in lexical), default=0.0)
+        bm25 = {n: b / best for n, b in lexical} if best > 0 else {}
+        floor = -np.inf if min_similarity is None else min_similarity
+        scored = {n: c + weight * bm25.get(n, 0.0) for n, c in cosine.items() if c >= floor}
+        # Ties (rare) go to the older note, so the order is stable run to run.
+        order = sorted(scored, key=lambda n: (-scored[n], n))[:limit]
+        return self._hits([(n, scored[n]) for n in order])
+
+    @guarded
+    def embeddings(self, note_ids: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The stored embeddings of these notes, one row each in order (zeros where none)."""
+        return self.vectors.rows([parse_id("notes", i) for i in note_ids])
 
     # --- reading the hits ---------------------------------------------------------------
 

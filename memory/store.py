@@ -6,8 +6,10 @@ the connection, its lock and its write path (`memory.db`); each kind of record i
 object reached from it, defined in its own module: `store.sessions` and `store.events`
 (`memory.log`), `store.checkpoints` (`memory.checkpoints`), `store.metrics`
 (`memory.metrics`), `store.tasks` (`memory.work`), `store.reminders` (`memory.reminders`),
-`store.notes` with hybrid search (`memory.search`), `store.projections.work_index()`
-(`memory.projections`) and `store.approvals` (`memory.approvals`).
+`store.notes` with hybrid search (`memory.search`), each note's provenance
+(`store.provenance`, `memory.provenance`), `store.projections.work_index()`
+(`memory.projections`), `store.approvals` (`memory.approvals`) and what the user said about
+how they feel (`store.moods`, `memory.mood`).
 Any SQLite failure (a damaged, locked or unreadable file) surfaces as `StoreError`, whose
 message names the file and what to do about it.
 """
@@ -22,13 +24,16 @@ from memory.checkpoints import Checkpoints
 from memory.db import NotFoundError, StoreBase, StoreError
 from memory.log import Events, Sessions
 from memory.metrics import Metrics, TurnMetricRow
+from memory.mood import Moods
 from memory.projections import Projections
+from memory.provenance import Provenance
 from memory.reminders import Reminders
 from memory.rows import (
     ApprovalRow,
     CheckpointRow,
     EventRow,
     Hit,
+    MoodRow,
     NoteRow,
     ReminderRow,
     ScheduledItem,
@@ -47,6 +52,7 @@ __all__ = [
     "CheckpointRow",
     "EventRow",
     "Hit",
+    "MoodRow",
     "NotFoundError",
     "NoteRow",
     "ReminderRow",
@@ -70,8 +76,10 @@ class Store(StoreBase):
     tasks: Tasks
     reminders: Reminders
     notes: Notes
+    provenance: Provenance
     projections: Projections
     approvals: Approvals
+    moods: Moods
 
     def __init__(
         self,
@@ -88,8 +96,10 @@ class Store(StoreBase):
         self.tasks = Tasks(self)
         self.reminders = Reminders(self)
         self.notes = Notes(self, embedder)
+        self.provenance = Provenance(self, self.notes)
         self.projections = Projections(self)
         self.approvals = Approvals(self)
+        self.moods = Moods(self)
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: EmbedderLike | None = None) -> Store:

@@ -67,13 +67,13 @@ class NoteVectors:
         ns: list[int],
         matrix: npt.NDArray[np.float32] | None,
         kinds: list[str],
-        created: str,
+        created: list[str],
     ) -> None:
         """Notes this connection just inserted (with their embeddings, if any)."""
         if self._vectors is None or not ns:
             return
         if matrix is not None:
-            self._append(ns, matrix, kinds, [created] * len(ns))
+            self._append(ns, matrix, kinds, created)
         v = self._vectors
         v.seen_rows += len(ns)
         v.seen_max = max(v.seen_max, *ns)
@@ -140,6 +140,31 @@ class NoteVectors:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]
         return [(int(v.ns[i]), float(scores[i])) for i in top]
+
+    def similarity(self, qvec: npt.NDArray[np.float32], ns: list[int]) -> dict[int, float]:
+        """Cosine between the query and each of the notes `ns` that has an embedding."""
+        v = self._current()
+        if not ns or v.count == 0:
+            return {}
+        # Keys are appended in increasing order (deletions keep it), so the rows are found by
+        # bisection rather than a dictionary kept beside the matrix.
+        wanted = np.asarray(ns, np.int64)
+        at = np.minimum(np.searchsorted(v.ns, wanted), v.count - 1)
+        found = v.ns[at] == wanted
+        scores = np.einsum("ij,j->i", v.matrix[at[found]], qvec)
+        return {int(n): float(c) for n, c in zip(wanted[found], scores, strict=True)}
+
+    def rows(self, ns: list[int]) -> npt.NDArray[np.float32]:
+        """The embeddings of the notes `ns`, in order; a zero row for a note without one."""
+        v = self._current()
+        out = np.zeros((len(ns), v.matrix.shape[1] if v.count else 0), np.float32)
+        if not ns or v.count == 0:
+            return out
+        wanted = np.asarray(ns, np.int64)
+        at = np.minimum(np.searchsorted(v.ns, wanted), v.count - 1)
+        found = v.ns[at] == wanted
+        out[found] = v.matrix[at[found]]
+        return out
 
     def _current(self) -> _Vectors:
         """The matrix, brought up to date with the file (called under the store lock)."""

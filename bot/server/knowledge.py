@@ -105,7 +105,17 @@ def _approval(a: ApprovalRow, here: str) -> dict[str, Any]:
 
 def _note(n: NoteRow) -> dict[str, Any]:
     text = n.text if len(n.text) <= NOTE_CHARS else n.text[: NOTE_CHARS - 1] + "…"
-    return {"id": n.id, "kind": n.kind, "text": text, "created_at": n.created_at}
+    return {
+        "id": n.id,
+        "kind": n.kind,
+        "text": text,
+        "created_at": n.created_at,
+        # Provenance: the record's time, its version, and an open contradiction to settle.
+        "updated_at": n.updated_at,
+        "version": n.version,
+        "private": n.private,
+        "contradicts": n.contradicts,
+    }
 
 
 def open_tasks(store: Store, limit: int = TASKS_SHOWN) -> list[TaskRow]:

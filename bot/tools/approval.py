@@ -56,11 +56,18 @@ async def _ask(tool: Tool, args: BaseModel, ctx: ToolContext) -> ToolOutput:
     ttl = ctx.settings.tools.approval_ttl_s
     approval_id = ctx.store.approvals.request(tool.name, params, ctx.session_id, ttl_s=ttl)
     about = f" ({seen})" if seen else ""
+    approval = ctx.store.approvals.get(approval_id)
     return ToolOutput(
         f"Approval needed: {tool.name} {params_text(params)}{about}. Nothing was done yet. "
         f"Tell the user exactly what will happen and ask them to confirm; approval "
         f"{approval_id} expires in {ttl} seconds.",
-        data={"approval_id": approval_id, "tool": tool.name, "params": params},
+        data={
+            "approval_id": approval_id,
+            "tool": tool.name,
+            "params": params,
+            # Carried into the envelope: this result stops holding when the approval expires.
+            "expires_at": approval.expires_at if approval is not None else None,
+        },
     )
 
 

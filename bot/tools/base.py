@@ -46,6 +46,8 @@ class ToolContext:
     load_group: Callable[[str], str] | None = None
     # Tools the user allowed for this session without asking again (approval-gated ones).
     allowed: frozenset[str] = frozenset()
+    # A tool that can send data off the machine is loaded or allowed: private notes stay out.
+    sends_out: bool = False
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]

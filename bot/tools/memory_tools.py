@@ -4,7 +4,9 @@ Each tool has typed pydantic arguments (their JSON schema is what the model sees
 handler over the store. Handlers do what they say; a tool the approval policy table marks
 (`memory.approvals.POLICY`: delete_note here) is wrapped by `bot.tools.approval.guarded`
 when the model calls it, so it only asks, and its handler runs on the user's yes with the
-stored parameters.
+stored parameters. save_note writes a note with its provenance (`bot.tools.note_writes`);
+search_memory leaves private notes out while a tool that can send data off the machine is
+loaded or allowed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.base import Tool, ToolContext, ToolOutput
-from bot.tools.corrections import corrected_note, user_words
+from bot.tools.note_writes import Origin, origin_of, write_note
+from context.spoken import count_words
 from memory.db import NotFoundError
 from memory.rows import Hit, TaskRow, parse_when
 
@@ -35,6 +38,8 @@ class SaveNoteArgs(_Args):
     replaces: str | None = Field(
         None, description="Id of a saved note this one corrects, e.g. note-7."
     )
+    private: bool = Field(False, description="True if the user wants it kept private.")
+    expires: str | None = Field(None, description="ISO date it stops being true, if known.")
 
 
 class SearchMemoryArgs(_Args):
@@ -105,40 +110,50 @@ def _when(value: str | None) -> datetime | None:
 
 
 def save_note(
-    args: SaveNoteArgs, store: Store, embedder: Any, source: str, said: str = ""
+    args: SaveNoteArgs,
+    store: Store,
+    embedder: Any,
+    source: str,
+    said: str = "",
+    origin: Origin | None = None,
 ) -> ToolOutput:
-    """Save a note; one that corrects an earlier note supersedes it (`bot.tools.corrections`).
+    """Save a note with its provenance (`bot.tools.note_writes`); one that corrects an earlier
+    note supersedes it (`bot.tools.corrections`), one that contradicts a current note is kept
+    beside it and flagged.
 
     `said` is the user's words this turn: a correction there finds the note it corrects when
-    the model did not name it."""
+    the model did not name it. `origin` (the turn and the user's event) makes the write a
+    typed record of its own in the event log."""
     model = store.notes.embedder or embedder
     embedding = model.embed([args.text])[0] if model is not None else None
-    old = None
-    if args.replaces:
-        old = store.notes.get(args.replaces)
-        if old is None:
-            return ToolOutput(f"error: no note {args.replaces}; nothing was saved", ok=False)
-        # An id read from an older context may name a note already corrected: the correction
-        # applies to its current version.
-        while old is not None and old.superseded_by:
-            old = store.notes.get(old.superseded_by)
-    else:
-        old = corrected_note(store, args.text, said, embedding)
-    note_id = store.notes.add(args.text, kind=args.kind, source=source, embedding=embedding)
-    if old is None:
-        return ToolOutput(f"Saved {note_id}.", data={"id": note_id})
-    store.notes.supersede(old.id, note_id)
-    return ToolOutput(
-        f"Saved {note_id}; it replaces {old.id} ('{old.text[:80]}'), which is no longer used.",
-        data={"id": note_id, "replaces": old.id},
+    return write_note(
+        store,
+        args.text,
+        kind=args.kind,
+        origin=origin or Origin(source, said),
+        embedding=embedding,
+        replaces=args.replaces,
+        private=args.private,
+        expires=args.expires,
     )
 
 
-def search_memory(args: SearchMemoryArgs, store: Store) -> ToolOutput:
+def search_memory(args: SearchMemoryArgs, store: Store, sends_out: bool = False) -> ToolOutput:
+    """Notes matching the query; private ones are left out (and counted) when `sends_out`:
+    a tool that can send data off the machine is loaded or allowed (`context.provenance`)."""
     kinds = [args.kind] if args.kind else None
     hits = store.notes.search(
         args.query, kinds=kinds, since=_when(args.since), until=_when(args.until), limit=args.limit
     )
+    held = store.provenance.private_among(h.id for h in hits) if sends_out else set()
+    hits = [h for h in hits if h.id not in held]
+    if held:
+        withheld = (
+            f"({count_words(len(held), 'private note')} left out while a tool that can send "
+            "data off this machine is loaded or allowed.)"
+        )
+        if not hits:
+            return ToolOutput(withheld, data={"hits": [], "withheld": sorted(held)})
     if not hits:
         # A scoped inability, not a confident negative (seed 000, retrieval miss).
         return ToolOutput(
@@ -146,10 +161,8 @@ def search_memory(args: SearchMemoryArgs, store: Store) -> ToolOutput:
             "time range; this does not prove nothing was ever said.",
             data={"hits": []},
         )
-    return ToolOutput(
-        "\n".join(_hit_line(h) for h in hits),
-        data={"hits": [h.__dict__ for h in hits]},
-    )
+    lines = [_hit_line(h) for h in hits] + ([withheld] if held else [])
+    return ToolOutput("\n".join(lines), data={"hits": [h.__dict__ for h in hits]})
 
 
 def create_task(args: CreateTaskArgs, store: Store, source: str) -> ToolOutput:
@@ -202,12 +215,12 @@ def _source(ctx: ToolContext) -> str:
 
 async def _save_note(args: SaveNoteArgs, ctx: ToolContext) -> ToolOutput:
     store = _store(ctx)
-    said = user_words(store, ctx.session_id, ctx.turn_id)
-    return save_note(args, store, ctx.embedder, _source(ctx), said)
+    origin = origin_of(store, ctx.session_id, ctx.turn_id, _source(ctx))
+    return save_note(args, store, ctx.embedder, origin.source, origin.said, origin)
 
 
 async def _search_memory(args: SearchMemoryArgs, ctx: ToolContext) -> ToolOutput:
-    return search_memory(args, _store(ctx))
+    return search_memory(args, _store(ctx), ctx.sends_out)
 
 
 async def _create_task(args: CreateTaskArgs, ctx: ToolContext) -> ToolOutput:

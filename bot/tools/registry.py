@@ -6,7 +6,10 @@ one-line-per-group catalog inside load_tool_group's own description, and load on
 schemas of a group loaded mid-session are appended to the conversation as an item of the tools
 lane (`schema_text`), after that call's result, so the prompt head never changes mid-session
 and the model's prefix cache stays valid. That item is part of the active tool set, not a tool
-result: compaction never clears it, so a loaded group stays usable for the whole session.
+result: compaction never clears it. Once lanes are held (`context.hold_lanes_above`) a group
+loaded mid-session and not called for `context.unload_tool_groups_after` turns is unloaded, and
+so is the least recently used one while the tools lane is over its budget (`hold_tools_lane`);
+load_tool_group brings it back. The head's groups are never unloaded.
 """
 
 from __future__ import annotations
@@ -14,9 +17,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.tools.base import Tool
+
+if TYPE_CHECKING:
+    from context.assembler import Assembler
+    from context.conversation import Conversation
 
 GROUP_DESCRIPTIONS = {
     "core": "recover context left out of view, load more tool groups",
@@ -126,17 +133,47 @@ class ActiveTools:
         self.loaded: list[str] = list(groups if groups is not None else registry.default_groups)
         # The groups whose schemas are in the fixed prompt head.
         self.prefix_groups = list(self.loaded)
+        # The current turn (`begin_turn`), and the turn each group was last loaded or called.
+        self.turn = 0
+        self.last_used: dict[str, int] = {}
 
     @property
     def available(self) -> list[str]:
         return list(self.registry.groups)
+
+    def sends_out(self, allowed: Iterable[str] = ()) -> bool:
+        """Whether a tool that can send data off the machine (`Tool.outside`) is loaded, or
+        allowed to run without asking (private notes stay out of such a call's prompt)."""
+        groups = [self.registry.groups[g] for g in self.loaded if g in self.registry.groups]
+        if any(t.outside for group in groups for t in group.tools):
+            return True
+        return any((tool := self.registry.get(n)) is not None and tool.outside for n in allowed)
 
     def prefix_schemas(self) -> list[dict[str, Any]]:
         return self.registry.schemas(self.prefix_groups)
 
     def callable(self, name: str) -> Tool | None:
         tool = self.registry.get(name)
-        return tool if tool is not None and tool.group in self.loaded else None
+        if tool is None or tool.group not in self.loaded:
+            return None
+        self.last_used[tool.group] = self.turn
+        return tool
+
+    def begin_turn(self, turn: int) -> None:
+        self.turn = turn
+
+    def unloadable(self) -> list[str]:
+        """Groups loaded mid-session, least recently used first (the head's stay loaded)."""
+        mine = [g for g in self.loaded if g not in self.prefix_groups]
+        return sorted(mine, key=lambda g: self.last_used.get(g, 0))
+
+    def idle(self, turns: int) -> list[str]:
+        """Groups loaded mid-session and neither loaded nor called for `turns` turns."""
+        return [g for g in self.unloadable() if self.turn - self.last_used.get(g, 0) >= turns]
+
+    def unload(self, group: str) -> None:
+        if group in self.loaded and group not in self.prefix_groups:
+            self.loaded.remove(group)
 
     def require(self, name: str) -> Tool:
         """The tool a caller requires (`tool_choice`), its group loaded if it was not."""
@@ -154,6 +191,7 @@ class ActiveTools:
             known = ", ".join(self.registry.groups)
             return f"error: no tool group {group!r}; the groups are: {known}"
         names = ", ".join(t.name for t in found.tools)
+        self.last_used[group] = self.turn
         if group in self.loaded:
             return f"The {group} tools are already loaded: {names}"
         self.loaded.append(group)
@@ -166,6 +204,30 @@ class ActiveTools:
         lines = [f"[Tools of the {group} group, loaded for this session; not said by the user]"]
         lines += [json.dumps(tool_schema(t)["function"], ensure_ascii=False) for t in tools]
         return "\n".join(lines)
+
+
+def hold_tools_lane(active: ActiveTools, assembler: Assembler, conv: Conversation) -> list[str]:
+    """At a turn's start, once lanes are held: unload groups unused for
+    `context.unload_tool_groups_after` turns, then the least recently used while the tools
+    lane is over its budget (never one used this turn). Returns the groups unloaded."""
+    active.begin_turn(conv.turn)
+    if not assembler.holding(conv):
+        return []
+    after = assembler.settings.context.unload_tool_groups_after
+    out: list[str] = []
+    # A group whose schemas are not in view (loaded with the session, not by load_tool_group)
+    # costs the lane nothing, so it stays loaded.
+    for group in active.idle(after):
+        if assembler.unload_tool_group(conv, group, f"not used for {after} turns"):
+            active.unload(group)
+            out.append(group)
+    for group in active.unloadable():
+        if not assembler.tools_over_budget(conv) or active.last_used.get(group, 0) >= conv.turn:
+            break
+        if assembler.unload_tool_group(conv, group, "least recently used; the lane is full"):
+            active.unload(group)
+            out.append(group)
+    return out
 
 
 def default_registry() -> ToolRegistry:

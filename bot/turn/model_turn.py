@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.tools.grammar import tool_call_grammar
+from bot.tools.registry import hold_tools_lane
 from bot.turn.events import Event, TextDelta, TurnDone
 from bot.turn.interruption import interrupted_answer
 from bot.turn.tool_rounds import ToolRunner
 from bot.turn.turn_context import TurnContext
 from context.answer_check import AnswerCheck, Facts
 from context.assembler import Request, manifest_json
+from context.provenance import scope_ids, with_provenance, withhold_private
 from context.recall import recall
 from context.snapshot import safe_snapshot
 from models.toolcalls import final_visible, visible_prefix
@@ -46,8 +48,12 @@ async def model_turn(
     turn_id = request.turn_id
     t_recall = time.perf_counter()
     evidence = await asyncio.to_thread(recall, t.store, request.text, t.settings, t.embedder)
+    # Each note with its record's provenance; private ones only where nothing sends data out.
+    sends_out = t.tools.sends_out(t.allowed)
+    evidence = with_provenance(t.store, evidence, sends_out=sends_out)
     stages["recall_ms"] = (time.perf_counter() - t_recall) * 1000
     t.assembler.admit_turn(t.conv, request, safe_snapshot(t.store), evidence)
+    hold_tools_lane(t.tools, t.assembler, t.conv)
     # The answer is held against the records as it streams (`context.answer_check`).
     check = AnswerCheck.for_turn(t.store, request.text)
     runner = ToolRunner(t)
@@ -114,6 +120,10 @@ async def _assemble(
         t.compacted(ev, request.turn_id)
         for ev in await t.hooks.before_call(t.conv, t.ledger, needed)
     ]
+    if t.tools.sends_out(t.allowed):  # loaded or allowed since a private note was recalled
+        withhold_private(t.conv)
+    # Read per call: a round's tool call may have asked for an approval or touched a task.
+    request.task_id, request.approval_id = scope_ids(t.store, t.session_id)
     t.assembly = t.assembler.assemble(
         t.conv, request, active_groups=t.tools.loaded, available_groups=t.tools.available
     )
@@ -154,7 +164,17 @@ async def _generate(
                 out.shown = len(vis)
                 if said:
                     yield TextDelta(turn_id, said)
-        t.ledger.record_call(t.llm.last_stats, turn=t.conv.turn, label=f"round {out.round_no}")
+        call = t.ledger.record_call(
+            t.llm.last_stats, turn=t.conv.turn, label=f"round {out.round_no}"
+        )
+        # What the call cost the engine, beside its manifest (`bench tokens` reads both).
+        cost = {
+            "prompt_tokens": call.prompt_tokens,
+            "reused_tokens": call.reused_tokens if call.cache_reported else None,
+            "evaluated_tokens": call.evaluated_tokens if call.cache_reported else None,
+            "generated_tokens": call.generated_tokens,
+        }
+        t.record.log("model_call", cost, turn_id, meta={"round": out.round_no})
         t.conv.mark_sent()
     stages["model_ms"] = stages.get("model_ms", 0.0) + (time.perf_counter() - started) * 1000
 

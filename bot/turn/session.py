@@ -198,6 +198,9 @@ class Session:
             turn_id = turn_id or f"{self.id}-t{turn_no}"
             t0 = time.perf_counter()
             user_id = self.log("user", text, turn_id, role="user", meta={"turn": turn_no})
+            # A mood the user states about themselves, in their own words (`memory.mood`).
+            with contextlib.suppress(StoreError):
+                self.store.moods.observe(self.id, user_id, text)
             request = Request(text=text, turn_id=turn_id, id=user_id)
             decision: Decision = decided or TO_MODEL
             if not tool_choice and decided is None:

@@ -6,7 +6,10 @@ group is not loaded gets an error naming the group to load. Arguments are typed 
 schema first; ones that do not fit are an error result and the tool does not run. An
 unreadable call is answered with an example in the model's own dialect. A group loaded by a
 call has its schemas appended to the tools lane once the round's results are in. A barge-in
-cancels the running tool; a tool that overruns tools.timeout_s is stopped. Nothing here raises
+cancels the running tool; a tool that overruns tools.timeout_s is stopped. A call that already
+failed in this session with the same arguments is not run again (the retry guard): the model
+gets the earlier error back, with its result id, unless the user has asked since to try again,
+so a model that lost the failure to a compaction cannot repeat it. Nothing here raises
 into the turn. The runner sees only a `TurnContext`, never the session: what a tool needs is in
 its metadata (`Tool.needs_embedder`, `Tool.produces_table`), not in a list of names here.
 """
@@ -21,6 +24,8 @@ from bot.tools.approval import guarded
 from bot.tools.base import OUTSIDE_MARK, ToolContext, ToolOutput, run_bounded
 from bot.turn.events import ErrorEvent, Event, TableEvent, ToolCallEvent, ToolResultEvent
 from bot.turn.turn_context import TurnContext
+from compaction.attempts import Attempt, earlier_failure
+from memory.rows import from_iso
 from models.base import ToolCall
 from models.toolcalls import ArgumentError, call_example, coerce_arguments, write_call
 
@@ -45,8 +50,8 @@ class ToolRunner:
         self.record_calls(turn_id, raw, text, calls)
         for call in calls:
             yield ToolCallEvent(turn_id, call.id, call.name, call.arguments)
-            output = await self.run_tool(call, turn_id)
-            for event in self.record_result(turn_id, call, output):
+            output, not_run = await self.run_tool(call, turn_id)
+            for event in self.record_result(turn_id, call, output, not_run):
                 yield event
         for n, err in enumerate(errors, start=1):
             content = (
@@ -96,10 +101,17 @@ class ToolRunner:
                 call_id=call.id,
             )
 
-    def record_result(self, turn_id: str, call: ToolCall, output: ToolOutput) -> list[Event]:
+    def record_result(
+        self, turn_id: str, call: ToolCall, output: ToolOutput, not_run: str = ""
+    ) -> list[Event]:
         """Log a call's result and admit it for the model's next round (capped, cleared by
-        tier 1 like every result); returns the events that tell the front end."""
+        tier 1 like every result); returns the events that tell the front end. `not_run`
+        says why an error came from the runner rather than the tool (the log keeps it, and
+        the retry guard counts only the tool's own errors)."""
         s = self.ctx
+        meta: dict[str, Any] = {"ok": output.ok}
+        if not_run:
+            meta["not_run"] = not_run
         result_id = s.record.log(
             "tool_result",
             output.content,
@@ -107,11 +119,11 @@ class ToolRunner:
             role="tool",
             name=call.name,
             call_id=call.id,
-            meta={"ok": output.ok},
+            meta=meta,
         )
         tool = s.tools.registry.get(call.name)
         outside = tool is not None and tool.outside and output.ok
-        s.assembler.admit_tool_result(
+        item = s.assembler.admit_tool_result(
             s.conv,
             id=result_id,
             call_id=call.id,
@@ -119,6 +131,9 @@ class ToolRunner:
             content=OUTSIDE_MARK + output.content if outside else output.content,
             ok=output.ok,
         )
+        expires = output.data.get("expires_at") if output.ok else None
+        if isinstance(expires, str) and expires:  # an approval request: it expires
+            item.meta["expires_at"] = from_iso(expires).timestamp()
         events: list[Event] = [
             ToolResultEvent(turn_id, call.id, call.name, output.ok, output.content[:240])
         ]
@@ -141,16 +156,16 @@ class ToolRunner:
             *self.record_result(turn_id, call, output),
         ]
 
-    async def run_tool(self, call: ToolCall, turn_id: str) -> ToolOutput:
+    async def run_tool(self, call: ToolCall, turn_id: str) -> tuple[ToolOutput, str]:
+        """The call's output, and why the tool did not run to an answer ("" when it did)."""
         s = self.ctx
         tool = s.tools.callable(call.name)
         if tool is None:
             loaded = ", ".join(t for g in s.tools.loaded for t in self.group_tools(g))
             hint = next((g for g in s.tools.available if call.name in self.group_tools(g)), "")
             how = f' Call load_tool_group(group="{hint}") first.' if hint else ""
-            return ToolOutput(
-                f"error: no tool {call.name!r} is loaded (loaded: {loaded}).{how}", ok=False
-            )
+            message = f"error: no tool {call.name!r} is loaded (loaded: {loaded}).{how}"
+            return ToolOutput(message, ok=False), "not loaded"
         # Typed by the schema before the tool sees them: the XML dialect leaves every value
         # as text, and only the schema says whether "2026" is a year or a number.
         try:
@@ -158,7 +173,11 @@ class ToolRunner:
                 call.arguments, tool.schema()["function"]["parameters"], call.raw_args
             )
         except ArgumentError as exc:
-            return ToolOutput(f"error: bad arguments for {tool.name}: {exc}", ok=False)
+            message = f"error: bad arguments for {tool.name}: {exc}"
+            return ToolOutput(message, ok=False), "bad arguments"
+        failed = earlier_failure(s.store, s.session_id, call.name, call.arguments)
+        if failed is not None:
+            return ToolOutput(refusal(failed), ok=False), f"repeats the failed call {failed.id}"
         ctx = ToolContext(
             settings=s.settings,
             store=s.store,
@@ -167,13 +186,25 @@ class ToolRunner:
             turn_id=turn_id,
             load_group=s.tools.load,
             allowed=s.allowed,
+            sends_out=s.tools.sends_out(s.allowed),
         )
         # A tool the approval policy marks only asks here; the user's yes runs it.
-        return await run_bounded(
+        output = await run_bounded(
             guarded(tool).run(arguments, ctx), call.name, s.settings.tools.timeout_s, s.cancel
         )
+        interrupted = not output.ok and s.cancel.is_set()
+        return output, "interrupted by the user" if interrupted else ""
 
     def group_tools(self, group: str) -> list[str]:
         s = self.ctx
         found = s.tools.registry.groups.get(group)
         return [t.name for t in found.tools] if found else []
+
+
+def refusal(failed: Attempt) -> str:
+    """What the model reads instead of a repeat of a call that failed: the earlier error."""
+    return (
+        f"error: not run again: {failed.tool} already failed with exactly these arguments in "
+        f"this conversation ({failed.id}): {failed.error} Change the arguments, try another "
+        "way, or tell the user; it runs again only if the user asks to try again."
+    )

@@ -3,29 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from bot.commands.ask import Answer, Asker
 from bot.turn.answers import TO_MODEL, Decision
 from config import Settings
 from memory.store import Store
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def bot(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ),
-    )
+from testkit.cli import bot
 
 
 def test_tasks_add_list_done(annie_home: Path) -> None:

@@ -135,7 +135,11 @@ export class Panel {
   }
 
   note(n) {
-    const li = this.item("note", n.id, n.text, `${n.id} · ${n.kind} · ${when(n.created_at, false)}`);
+    let meta = `${n.id} · ${n.kind} · ${when(n.updated_at || n.created_at, false)}`;
+    if (n.version > 1) meta += ` · v${n.version}`;
+    if (n.private) meta += " · private";
+    if (n.contradicts) meta += ` · contradicts ${n.contradicts}: which is right?`;
+    const li = this.item("note", n.id, n.text, meta);
     this.button(li, "Delete", () => this.act("note_delete", n.id), "deny").title = "Asks for your approval first";
     return li;
   }

@@ -1,0 +1,74 @@
+"""Ranking for recall: by meaning with a lexical share, dated notes, near-duplicates passed over."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from config import Settings
+from context.recall import recall
+from memory.store import Store
+from models.base import Embedder
+
+MAYA = [
+    "Maya's shoe size is 38.",
+    "Maya lives in Bristol.",
+    "Maya is coming over on Friday for dinner.",
+    "Maya recommended the novel Piranesi.",
+    "Watched Dune with Maya; worth it.",
+]
+
+
+def test_scores_keep_notes_that_share_only_a_name_below_the_one_asked_about(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    store = Store(tmp_path / "annie.db", embedder=embedder)
+    ids = store.notes.add_many([{"text": t} for t in MAYA])
+    query = "What size footwear does Maya take?"
+    blended = store.notes.search(query, limit=5, lexical_weight=0.1)
+    assert blended[0].id == ids[0]
+    # The score is the cosine plus the lexical share: comparable across queries, unlike ranks.
+    cosine = {h.id: h.score for h in store.notes.search_semantic(query, limit=5)}
+    assert all(cosine[h.id] <= h.score <= cosine[h.id] + 0.1 + 1e-6 for h in blended)
+    # An identifier the embedding hardly sees is still lifted by its exact words.
+    code = store.notes.add("Invoice INV-48213 was paid by bank transfer.")
+    assert store.notes.search("INV-48213", limit=1, lexical_weight=0.1)[0].id == code
+    store.close()
+
+
+def test_notes_keep_the_time_they_were_written_and_filter_by_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    store = Store(tmp_path / "annie.db", embedder=embedder)
+    march = datetime(2026, 3, 3, 9, 30, tzinfo=UTC)
+    old, new = store.notes.add_many(
+        [{"text": "The boiler is leaking.", "created_at": march}, {"text": "The boiler works."}]
+    )
+    row = store.notes.get(old)
+    assert row is not None and row.created_at.startswith("2026-03-03T09:30")
+    since = datetime(2026, 3, 4, tzinfo=UTC)
+    assert [h.id for h in store.notes.search("boiler", since=since, lexical_weight=0.1)] == [new]
+    assert [h.id for h in store.notes.search("boiler", until=since, lexical_weight=0.1)] == [old]
+    store.close()
+
+
+def test_recall_passes_over_a_near_duplicate_for_the_next_note(
+    tmp_path: Path, embedder: Embedder, settings: Settings
+) -> None:
+    store = Store(tmp_path / "annie.db", embedder=embedder)
+    texts = [
+        "Mia is coming over on Tuesday for dinner.",
+        "Mia is coming over on Friday for dinner.",
+        "Mia is allergic to gluten.",
+        "Tom lives in Leeds.",
+    ]
+    ids = store.notes.add_many([{"text": t} for t in texts])
+    settings.context.evidence_hits = 2
+    now = datetime(2026, 3, 27, 19, 0, tzinfo=UTC)
+    found = recall(
+        store, "What can't Mia eat when she comes for dinner?", settings, lambda: embedder, now
+    )
+    assert len(found) == 2
+    assert ids[2] in [e.id for e in found]
+    assert not {ids[0], ids[1]} <= {e.id for e in found}
+    store.close()
