@@ -41,8 +41,7 @@ def fit(
             if over <= 0:
                 return
             before = ledger.item_tokens(item)
-            conv.clear([item])
-            item.placeholder = cleared_placeholder(item.id, what=f"{item.kind} (left out: {why})")
+            conv.clear([item], cleared_placeholder(item.id, what=f"{item.kind} (left out: {why})"))
             over -= before - ledger.item_tokens(item)
             trimmed.append(item.id)
 
@@ -59,6 +58,8 @@ def fit(
         and i.turn < current
     ]
     clear(dup, "duplicate or superseded context")
+    # Counted afresh: a placeholder can cost more than the short result it replaced.
+    over = ledger.usage(conv).total - usage.limit
     if over > 0:
         over -= _drop_oldest(conv, ledger, over, current, trimmed)
     clear([i for i in results if i.turn == current], "reloadable tool output")
@@ -93,7 +94,9 @@ def _drop_oldest(
     end = start
     keep: list[Item] = []
     removed: list[Item] = []
-    while end < len(conv.items) and freed - 40 < over:
+    # The marker that stands for the removed turns costs tokens too: free that much more.
+    margin = ledger.item_tokens(_marker(current, current))
+    while end < len(conv.items) and freed - margin < over:
         item = conv.items[end]
         if item.turn >= current:
             break
@@ -112,17 +115,8 @@ def _drop_oldest(
     if not removed:
         return 0
     first = min(int(i.meta.get("first", i.turn)) for i in removed)
-    last = removed[-1].turn
-    marker = Item(
-        f"omitted-t{first}-t{last}",
-        "summary",
-        "user",
-        f"[Turns {first}-{last} of this conversation were left out to fit the context window; "
-        f'get_context(type="turns", ids=["{first}", "{last}"]) retrieves them]',
-        turn=first,
-        reason="marker for turns left out on overflow",
-    )
-    marker.meta.update(omission_marker=True, first=first)
+    last = max(int(i.meta.get("last", i.turn)) for i in removed)
+    marker = _marker(first, last)
     gone = [i for i in removed if not i.meta.get("omission_marker")]
     conv.replace(
         start,
@@ -136,3 +130,18 @@ def _drop_oldest(
     )
     trimmed.extend(i.id for i in gone)
     return freed - ledger.item_tokens(marker)
+
+
+def _marker(first: int, last: int) -> Item:
+    """The one item that stands for turns `first`..`last` left out, with how to get them."""
+    marker = Item(
+        f"omitted-t{first}-t{last}",
+        "summary",
+        "user",
+        f"[Turns {first}-{last} of this conversation were left out to fit the context window; "
+        f'get_context(type="turns", ids=["{first}", "{last}"]) retrieves them]',
+        turn=first,
+        reason="marker for turns left out on overflow",
+    )
+    marker.meta.update(omission_marker=True, first=first, last=last)
+    return marker

@@ -18,6 +18,7 @@ over a newer one on the same subject, and a slightly wrong date still finds the 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -41,10 +42,13 @@ IN_WINDOW_BONUS = 2.0
 # Notes are ordered by cosine similarity plus this share of their relative bm25 (see
 # `Notes.search`): enough to lift an exact name or number, too little to outvote the meaning.
 LEXICAL_WEIGHT = 0.1
-# A note this close (cosine) to one already recalled adds nothing the lane does not hold ("Mia
-# is coming over on Tuesday for dinner" beside "... on Friday for dinner"): it is passed over,
-# and the place goes to the next note.
+# A note this close (cosine) to one already recalled, none of whose words the recalled note
+# lacks, adds nothing the lane does not hold: it is passed over, and the place goes to the next
+# note. Closeness alone is not enough: "Mia is coming over on Tuesday for dinner" and "... on
+# Friday ..." score above 0.9 and differ in the one word that matters, and recalling only one
+# of them would be a confident wrong answer.
 NEAR_DUPLICATE = 0.9
+_WORD = re.compile(r"[a-z0-9]+")
 # Candidates searched per place in the lane, so passing over near-duplicates still fills it.
 POOL = 3
 
@@ -118,9 +122,11 @@ def _distinct(store: Store, hits: list[Hit], limit: int) -> list[Hit]:
     if len(hits) <= 1:
         return hits[:limit]
     vectors = store.notes.embeddings([h.id for h in hits])
+    words = [set(_WORD.findall(h.text.lower())) for h in hits]
     kept: list[int] = []
     for i in range(len(hits)):
-        if kept and float(np.max(vectors[kept] @ vectors[i])) >= NEAR_DUPLICATE:
+        close = [k for k in kept if float(vectors[k] @ vectors[i]) >= NEAR_DUPLICATE]
+        if any(words[i] <= words[k] for k in close):
             continue
         kept.append(i)
         if len(kept) == limit:

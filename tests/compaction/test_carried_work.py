@@ -12,6 +12,7 @@ the failure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -138,8 +139,10 @@ async def test_a_failed_call_is_carried_past_compaction_and_not_repeated(
     assert f"{FAILED_LINE} ({failed.id}): {ERROR}" in first
     assert PLAN in first and BLOCKER in first
     assert f"{blocked} Sign the lease (blocked)" in first
-    said = shown_time(task_call.created_at)
-    assert f"Pay the plumber (said {said}; due 2026-12-05 09:00)" in first
+    day, _, minute = shown_time(task_call.created_at).partition(" ")
+    assert f"Commitments (made on {day}):" in first
+    line = rf"^- Pay the plumber \((?:at {minute}; )?due 2026-12-05 09:00\)$"
+    assert re.search(line, first, re.M)
     assert not refused.ok and "not run again" in refused.preview and failed.id in refused.preview
     assert booked.ok
     assert calls == [FULL, FREE]  # never the same failing call twice

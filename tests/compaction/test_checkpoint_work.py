@@ -6,6 +6,7 @@ SQLite file, and the retry guard's reading of a real event log.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from compaction.attempts import Attempt, earlier_failure
@@ -65,7 +66,10 @@ def test_rules_read_the_plan_blockers_attempts_failures_and_times() -> None:
     assert cp.commitment_times["I'll remind you on Thursday."] == {"said": SAID}
     text = render(cp)
     assert f"- send_email {ARGS_JSON} failed (ev-3): {ERROR}" in text
-    assert "- Book the van (said 2026-12-01 10:00 UTC; due 2026-12-04)" in text
+    # One heading per day the commitments were made on; the minute where it changes.
+    assert "Commitments (made on 2026-12-01):" in text
+    assert re.search(r"^- Book the van \((?:at 10:00 UTC; )?due 2026-12-04\)$", text, re.M)
+    assert "10:00 UTC" in text and text.count("2026-12-01") == 1
     assert "- create_task" in text and text.count("send_email") == 1  # shown once, as failed
     assert failure.failure_line() in cp.protected_items()
 
