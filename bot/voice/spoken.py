@@ -13,13 +13,13 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from bot.voice.chunker import SentenceChunker
+from bot.voice.loops import unbroken_runaway, words_loop
 
 if TYPE_CHECKING:
     from config.settings import SpeechSettings
@@ -60,9 +60,6 @@ _URL = re.compile(r"(?:https?://|www\.)[^\s<>()\[\]]+?(?=[.,;:!?)\]]*(?:\s|$))")
 _CODE_MARKS = ("=>", "();", "){", "===", "!==", "&&", "||", "::", "</", "/>")
 _CODE_CHARS = frozenset("{}[]();=<>$\\")
 _WORD = re.compile(r"\w+")
-# A run of words repeated this often (at least three times) is a loop, not emphasis.
-_LOOP_SPAN_WORDS = 10
-_LOOP_MAX_PERIOD = 12
 
 
 @dataclass(frozen=True)
@@ -177,6 +174,8 @@ class SpokenAnswer:
         out: list[str] = []
         # Before any of it is said: a loop's latest words must not be.
         self._check_loop(final=False)
+        if self.cut is None:
+            self._check_unbroken()
         while self.cut is None and self._pos < len(self._text) and self._step(out, final=False):
             pass
         return out
@@ -367,18 +366,19 @@ class SpokenAnswer:
         self._words_upto = upto
         for word in fresh:
             self._words.append(word)
-            if self._looping():
+            if words_loop(self._words):
                 self._stop("repetition")
                 return
 
-    def _looping(self) -> bool:
-        words = self._words
-        for period in range(1, _LOOP_MAX_PERIOD + 1):
-            times = max(3, math.ceil(_LOOP_SPAN_WORDS / period))
-            span = period * times
-            if span > len(words):
-                continue
-            unit = words[-period:]
-            if words[-span:] == unit * times:
-                return True
-        return False
+    def _check_unbroken(self) -> None:
+        """What the word and line checks never see, since they wait for a space or a line
+        end: a run of characters with no space that loops or runs on, and a block line that
+        never ends, counted against the budget as it grows."""
+        if unbroken_runaway(self._text):
+            self._stop("repetition")
+            return
+        if self._in_fence or self._kind not in (None, "prose", "blank"):
+            open_words = len(self._text[self._pos :].split())
+            slack = max(20, self.generated.words // 2)
+            if self.generated_words + open_words >= self.generated.words + slack:
+                self._stop("budget")

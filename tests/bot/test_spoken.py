@@ -115,6 +115,52 @@ def test_repeated_code_lines_are_a_loop_too() -> None:
     assert answer.cut.kept.count("console.log") == 2
 
 
+def in_pieces(answer: SpokenAnswer, text: str, size: int = 5) -> str:
+    """Feed `text` a few characters at a time, as a model streams a run with no space;
+    returns what was fed before generation was cut."""
+    for i in range(0, len(text), size):
+        answer.feed(text[i : i + size])
+        if answer.cut is not None:
+            return text[: i + size]
+    answer.flush()
+    return text
+
+
+def test_a_run_of_letters_looping_with_no_space_is_cut() -> None:
+    # A small model's runaway inside code: one "word" that never ends, and no line end.
+    head = "Here it is:\n```javascript\nfunction remember(ref) {\n"
+    run = "  return { type: 'AjaxMemcached" + "Refund" * 200
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    fed = in_pieces(answer, head + run)
+    assert answer.cut is not None and answer.cut.reason == "repetition"
+    assert answer.cut.kept.endswith("function remember(ref) {")
+    assert len(fed) < len(head) + 120  # caught within a few repeats
+
+
+def test_a_run_with_no_space_and_no_loop_is_cut_at_its_length_limit() -> None:
+    run = "".join(f"{i:x}q" for i in range(400))  # no unit repeats, and no space
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    in_pieces(answer, "The key is " + run)
+    assert answer.cut is not None and answer.cut.reason == "repetition"
+    assert answer.cut.kept == ""
+
+
+def test_a_code_line_that_never_ends_counts_against_the_budget() -> None:
+    line = " + ".join(f"part{i}" for i in range(600))  # words, no loop, no line end
+    answer = SpokenAnswer(SPOKEN, Budget(100))
+    fed = in_pieces(answer, "Here:\n```js\nlet total = " + line)
+    assert answer.cut is not None and answer.cut.reason == "budget"
+    assert len(fed.split()) < 100 + 50 + 10
+
+
+def test_long_links_and_rules_are_not_runaways() -> None:
+    url = "https://example.org/" + "/".join(f"section{i}" for i in range(20))
+    text = f"See {url} for more.\n\n" + "-" * 40 + "\n\nThat is all."
+    answer = SpokenAnswer(SPOKEN, WRITTEN)
+    in_pieces(answer, text)
+    assert answer.cut is None
+
+
 def test_code_may_repeat_a_line_now_and_then() -> None:
     line = "console.log('The booking reference is QX-7731');\n"
     body = "".join(f"{line}let step{i} = {i};\n" for i in range(3))
