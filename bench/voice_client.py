@@ -80,6 +80,8 @@ class TurnSample:
     path: str
     client_ms: float
     stages: dict[str, float] = field(default_factory=dict)
+    # Whether the answer was prepared in the user's pause: "hit", "miss" or "".
+    prepared: str = ""
 
     @property
     def server_ms(self) -> float:
@@ -161,6 +163,7 @@ async def spoken_turn(
     stages = {k: float(v) for k, v in latency["stages"].items()}
     path = "state" if "state" in stages else "model" if "llm_first_token" in stages else "other"
     sample = TurnSample(first, path, (heard[0].at - speech_end) * 1e3, stages)
+    sample.prepared = str(latency.get("prepared", ""))
     # Listen like a person for a while (the small model rambles), unless she stops first.
     until = time.monotonic() + listen_s
     while time.monotonic() < until and time.monotonic() - _last_voiced(client) < _QUIET_S:

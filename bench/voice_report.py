@@ -65,6 +65,12 @@ def summarize_mode(
             "all": client(samples),
         },
         "stages": {name: pct(stages[name]) for name in STAGES if name in stages},
+        # Answers prepared in the user's pause: used (hit), dropped for other words (miss).
+        "prepared": {
+            "hit": sum(s.prepared == "hit" for s in samples),
+            "miss": sum(s.prepared == "miss" for s in samples),
+            "none": sum(not s.prepared for s in samples),
+        },
         "samples": [
             {
                 "first": s.first,
@@ -147,6 +153,11 @@ def print_report(results: dict[str, Any]) -> None:
         if any(stage in modes[n]["stages"] for n in names):
             print(_row(label, [modes[n]["stages"].get(stage) for n in names]))
     print(_row("barge-in: onset → last frame", [modes[n]["barge_in_stop_ms"] for n in names]))
+    cells = [
+        "{hit}/{miss}/{none}".format(**modes[n].get("prepared", {"hit": 0, "miss": 0, "none": 0}))
+        for n in names
+    ]
+    print(f"  {'prepared in the pause: hit/miss/none':<30}" + "".join(f"  {c:>18}" for c in cells))
     for sound in ("cough", "clicks", "echo"):
         cells = []
         for n in names:

@@ -24,9 +24,10 @@ def run(args: argparse.Namespace) -> int:
 
     from bot.runtime import Runtime
     from bot.server.allocator import return_large_blocks
-    from bot.server.app import Engines, runtime_app
+    from bot.server.app import STATE, Engines, runtime_app
     from bot.server.executor import install
     from bot.server.guard import check_bind
+    from bot.voice.prepared import FIXED_PHRASES
     from config import load_settings
     from models import ModelError, load_stt, load_tts, load_turn_detector, load_vad
 
@@ -79,7 +80,12 @@ def run(args: argparse.Namespace) -> int:
         # The head every session shares, evaluated once while nobody talks yet; a user who
         # speaks first takes the model (`Runtime.head_stop`) and a session's warm-up goes on.
         if settings.context.warm_up:
-            head.append(asyncio.create_task(runtime.keep_head(runtime.head_stop)))
+            task = asyncio.create_task(runtime.keep_head(runtime.head_stop))
+            head.append(task)
+            app[STATE].head_warming = lambda: not task.done()
+        voice = app[STATE].voice
+        if voice is not None:  # the phrases said often, synthesized before anyone asks
+            voice.prepare(FIXED_PHRASES, kind="fixed")
 
     async def close_runtime(_: web.Application) -> None:
         runtime.head_stop.set()

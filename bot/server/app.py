@@ -28,6 +28,7 @@ from bot.server.connections import offer, shutdown
 from bot.server.guard import HostRule, add_security_headers, authorized, guard, handler_args
 from bot.server.knowledge import Panels, snapshot_route
 from bot.server.state import STATE, Engines, EventCallback, ServerState, SessionOpener, engine_slots
+from bot.voice.prepared import PreparedVoice
 from bot.voice.session import MetricsSink, TurnSession
 from config import Settings
 from memory.approvals import Approvals
@@ -81,6 +82,8 @@ async def healthz(request: web.Request) -> web.Response:
             "backend": state.settings.models.llm_backend,
             "engine_slots": engine_slots(state.loaded_llm()),
             "head_kept": state.head_kept(),
+            # Still being made ready after start-up (the page says "warming up" until empty).
+            "warming": state.warming(),
             # What must not grow over a long run (the reliability soak reads these).
             "tasks": len(asyncio.all_tasks()),
             "peers": len(state.connections) + state.pending,
@@ -103,6 +106,7 @@ def create_app(
 ) -> web.Application:
     """The aiohttp application; `check_bind(settings)` before listening on a real socket."""
     state = ServerState(settings, engines, open_session, metrics, approvals)
+    state.voice = PreparedVoice(engines.tts)
     rule = HostRule(settings.server.allowed_hosts)
     # aiohttp enforces the cap while reading the body, whatever Content-Length claims.
     app = web.Application(

@@ -15,6 +15,7 @@ from aiortc import RTCPeerConnection
 
 from bot.server.guard import BODY_TIMEOUT_S
 from bot.turn.events import Event
+from bot.voice.prepared import PreparedVoice
 from bot.voice.session import MetricsSink, TurnSession, VoiceSession
 from config import Settings
 from memory.approvals import Approvals
@@ -70,8 +71,23 @@ class ServerState:
     on_voice_session: list[Callable[[VoiceSession], None]] = field(default_factory=list)
     # The chat model once loaded (None before): a serving engine's slots cap the sessions.
     loaded_llm: Callable[[], LLM | None] = lambda: None
+    # The voice with audio prepared ahead, shared by every connection (set by `create_app`).
+    voice: PreparedVoice | None = None
     # Whether the head every session shares is evaluated and kept (None: no shared head).
     head_kept: Callable[[], bool | None] = lambda: None
+    # The shared head is being evaluated at start-up now (not yet kept, nobody stopped it).
+    head_warming: Callable[[], bool] = lambda: False
+
+    def warming(self) -> list[str]:
+        """What is still being made ready after start-up, before a first answer can be fast:
+        the shared head of the model's context, the phrases said often. Empty: ready."""
+        left = []
+        if self.head_warming():
+            left.append("the model's instructions")
+        voice = self.voice
+        if voice is not None and voice.stats.prepared["fixed"] and not voice.fixed_ready():
+            left.append("the voice's common phrases")
+        return left
 
     @property
     def max_sessions(self) -> int:

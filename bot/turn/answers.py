@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.tools.base import ToolOutput
+from bot.turn.reminder_commands import may_be_command
 from bot.turn.reminder_commands import resolve as reminder_command
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
 from memory import approvals
@@ -102,6 +103,23 @@ class AnswerChain:
             if found is not None:
                 return found
         return TO_MODEL
+
+    def may_act(self, text: str) -> bool:
+        """`text` may be a reminder command or a yes or no to an approval: stages that change
+        the store, so nothing is ever prepared for them ahead of the turn."""
+        if "reminder" in self.stages and may_be_command(text):
+            return True
+        return "approval" in self.stages and approvals.confirmation(text) is not None
+
+    async def preview(
+        self, text: str, session_id: str, *, now: datetime | None = None
+    ) -> StateResult | None:
+        """The state path's answer to `text`, read only, for an answer prepared while the
+        user pauses; None where it does not answer or an earlier stage may act (`may_act`)."""
+        if "state" not in self.stages or self.may_act(text):
+            return None
+        found = await self._state(text, session_id, now)
+        return found.result if isinstance(found, Answered) else None
 
     async def _reminder(self, text: str, session_id: str) -> Decision | None:
         if self.store is None:

@@ -125,6 +125,8 @@ class LatencyEvent(Event):
     type: ClassVar[str] = "latency"
     turn_id: str
     stages: dict[str, float]
+    # The answer was prepared while the user paused: "hit" (used), "miss" (dropped), "".
+    prepared: str = ""
 
 
 @dataclass

@@ -122,6 +122,16 @@ def _names(rows: list[ReminderRow]) -> str:
     return "; ".join(f"{r.id}, {r.text}, at {clock_time(r.due)}" for r in rows)
 
 
+_COMMANDS = (_TIMER, _TIMER_SHORT, _SNOOZE, _REMIND_IN, _REMIND_TO, _DONE, _CANCEL, _CANCEL_NAMED)
+
+
+def may_be_command(text: str) -> bool:
+    """`text` has the shape of a reminder command (which `resolve` would act on); nothing is
+    read or changed. Work prepared ahead of a turn leaves these alone."""
+    said = normalize(text)
+    return any(pattern.match(said) for pattern in _COMMANDS)
+
+
 def resolve(text: str, store: Store, session_id: str) -> StateResult | None:
     """The command's answer (it has acted already), or None: not a reminder command."""
     started = time.perf_counter()

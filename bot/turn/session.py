@@ -35,6 +35,7 @@ from bot.turn.interruption import amend_interrupted
 from bot.turn.model_turn import model_turn
 from bot.turn.record import Recorder
 from bot.turn.reminders import announcement
+from bot.turn.speculation import Ahead
 from bot.turn.turn_context import FrontEnd, ModelHost, TurnContext, TurnControl
 from context.assembler import Assembler, Assembly, ContextOverflowError, Request
 from context.conversation import Conversation, neutralize
@@ -99,6 +100,8 @@ class Session:
         web = settings.tools.web_approval
         self.allowed: set[str] = set(WEB_TOOLS) if web == "never_ask" else set()
         self.control = TurnControl()
+        # What was prepared while the user paused (`bot.turn.speculation`).
+        self.ahead = Ahead()
         self._lock = asyncio.Lock()
         self.background = IdleWork(
             conv=conv,
@@ -190,7 +193,8 @@ class Session:
         """
         if self.closed:
             raise RuntimeError("the session is closed")
-        self.yield_model()
+        self.ahead.settle(text)  # kept for these words, stopped for any others
+        self.host.yield_model(self)
         await self.background.cancel()
         async with self._lock:
             self.control = TurnControl()
@@ -227,6 +231,14 @@ class Session:
             for ev in await self.hooks.after_turn(self.conv, self.ledger):
                 yield self.record_compaction(ev, turn_id)
         self.background.schedule()
+
+    async def prepare(self, text: str) -> str | None:
+        """The user paused after `text` and may be done: get ready to answer it, recording
+        nothing (`bot.turn.speculation`). Returns the state path's spoken answer, or None."""
+        if self.closed or self._lock.locked():
+            self.ahead.stats.skipped += 1
+            return None
+        return await self.ahead.prepare(self._turn_context(), self.chain, text)
 
     def _answered(self, request: Request, decision: Answered) -> list[Event]:
         """An answer without the model: kept in the conversation as Annie's words."""
@@ -363,7 +375,9 @@ class Session:
 
     def yield_model(self) -> None:
         """The user started to speak or type: background model work stops for them, this
-        session's and, where one model serves every session in turn, the others' too."""
+        session's and, where one model serves every session in turn, the others' too; what
+        was prepared for their last pause is not for what they say now."""
+        self.ahead.drop()
         self.host.yield_model(self)
 
     def stop_background(self) -> None:

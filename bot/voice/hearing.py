@@ -92,13 +92,22 @@ class TurnHeard:
 
 
 @dataclass(frozen=True)
+class WordsSoFar:
+    """The user paused, and the words up to the pause are transcribed while the turn has not
+    ended: work for an answer to them can start (`Session.prepare`), to be used if the turn
+    ends with these words and dropped unheard if not."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ToPage:
     """Something the page shows: a caption, a recognition error, the idle state."""
 
     event: Event
 
 
-Heard = UserSpeaking | OutputPause | BargeInHeard | TurnHeard | ToPage
+Heard = UserSpeaking | OutputPause | BargeInHeard | TurnHeard | WordsSoFar | ToPage
 
 
 @dataclass
@@ -146,6 +155,8 @@ class Hearing:
         self._judging: asyncio.Task[None] | None = None
         # A pause whose speculative transcript reads mid-sentence: only its length ends it.
         self._held: tuple[int, int] | None = None
+        # The pause the detector called finished (its turn ends as its transcript is in).
+        self._finished: tuple[int, int] | None = None
         # Utterances heard but not yet handed on as a turn (being transcribed).
         self.pending = 0
 
@@ -268,6 +279,7 @@ class Hearing:
             # A speculation dropped when the speaker goes on is never awaited: take its
             # outcome here so a failure is not reported as an unretrieved exception.
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            task.add_done_callback(lambda t: self._transcribed_ahead(key, t))
             self._speculation = Speculation(key, task, time.monotonic())
             self.stats.speculative_started += 1
         # One judgement at a time: a recheck that comes while one runs would only queue.
@@ -282,6 +294,18 @@ class Hearing:
         if self._speculation is not None:
             self.stats.speculative_discarded += 1
             self._speculation = None
+        self._emit(UserSpeaking())  # whatever was prepared for the pause is not for this
+
+    def _transcribed_ahead(self, key: tuple[int, int], task: asyncio.Task[Transcript]) -> None:
+        """A pause's transcript is in while the pause goes on: say so, so that the answer can
+        be prepared (a sentence that reads unfinished waits for its rest)."""
+        if task.cancelled() or task.exception() is not None:
+            return
+        if (self._utterance_gen, self.endpointer.pause) != key or self._finished == key:
+            return  # words came, or the turn ends now with these words
+        text = task.result().text.strip()
+        if text and not reads_unfinished(text):
+            self._emit(WordsSoFar(text))
 
     async def _judge(self, key: tuple[int, int], pcm: Pcm, bar: float) -> None:
         assert self.turn is not None
@@ -296,6 +320,7 @@ class Hearing:
         if current != key or probability <= bar:
             return
         verdict_ms = self.endpointer.now_ms
+        self._finished = key  # the turn ends once its words are in: nothing to prepare ahead
         if await self._words_go_on(key):
             return
         ended = self.endpointer.end_turn("detector")

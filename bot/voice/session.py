@@ -33,8 +33,16 @@ from bot.turn.events import (
     VoiceState,
 )
 from bot.voice.audio_out import SpeechTrack, Utterance
-from bot.voice.hearing import BargeInHeard, Hearing, OutputPause, TurnHeard, UserSpeaking
+from bot.voice.hearing import (
+    BargeInHeard,
+    Hearing,
+    OutputPause,
+    TurnHeard,
+    UserSpeaking,
+    WordsSoFar,
+)
 from bot.voice.page_channel import PageChannel
+from bot.voice.prepared import PreparedVoice, Preparer
 from bot.voice.reminders import GapWaiter, say_reminders
 from bot.voice.spoken import for_turn
 from bot.voice.timing import MetricsSink, TurnClock
@@ -73,12 +81,14 @@ class VoiceSession:
         metrics: MetricsSink | None = None,
         approvals: Approvals | None = None,
         turn: TurnDetector | None = None,
+        voice: PreparedVoice | None = None,
     ) -> None:
         self.session = session
         self.session_id = session_id
         self.settings = settings
         self.stt = stt
-        self.tts = tts
+        # The voice, with audio prepared ahead (shared by the server's connections).
+        self.tts = voice if voice is not None else PreparedVoice(tts)
         self.vad = vad
         self.metrics = metrics
         self.output = SpeechTrack()
@@ -91,6 +101,7 @@ class VoiceSession:
             session_id=session_id,
         )
         self.on_event = self.page.listeners
+        self.ahead = Preparer(session, self.tts)
         self._active: ActiveTurn | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn_lock = asyncio.Lock()
@@ -154,7 +165,11 @@ class VoiceSession:
                 self.session.yield_model()
                 if self._active is None:
                     self.send(VoiceState("listening"))
+            elif isinstance(heard, WordsSoFar):
+                if self._active is None:  # not a pause in a barge-in over Annie's answer
+                    self._spawn(self.ahead.pause(heard.text))
             elif isinstance(heard, TurnHeard):
+                heard.clock.prepared = self.ahead.outcome(heard.text)
                 self._starting += 1
                 self._spawn(self._start_heard(heard))
             elif not (isinstance(heard.event, VoiceState) and self._active is not None):
@@ -270,13 +285,13 @@ class VoiceSession:
         clock = active.clock
         clock.fill_from_utterance(utterance.timing)
         self.send(VoiceState("speaking", clock.turn_id))
-        self.send(LatencyEvent(clock.turn_id, clock.public_stages()))
+        self.send(LatencyEvent(clock.turn_id, clock.public_stages(), clock.prepared))
 
     def _finish_turn(self, clock: TurnClock, utterance: Utterance) -> None:
         clock.fill_from_utterance(utterance.timing)
         self.stats.turns.append(clock)
         if not self._closed:  # the whole breakdown, the session's stages included
-            self.send(LatencyEvent(clock.turn_id, clock.public_stages()))
+            self.send(LatencyEvent(clock.turn_id, clock.public_stages(), clock.prepared))
         if self.metrics is not None:
             clock.store(self.metrics, self.session_id)
 

@@ -89,6 +89,13 @@ def for_turn(speech: SpeechSettings, source: str) -> SpokenAnswer:
     return SpokenAnswer(spoken, spoken if source == "voice" else written)
 
 
+def spoken_pieces(text: str) -> list[str]:
+    """`text` in the pieces the voice says it in, each as said (what `SpokenAnswer.say` gives
+    for a whole answer, and what audio prepared ahead must be keyed by)."""
+    plain = SentenceChunker()
+    return [speakable(p) for p in plain.feed(text + " ") + plain.flush()]
+
+
 def speakable(piece: str) -> str:
     """A chunker piece as the voice should say it: a link's text, never its address."""
     piece = _MD_LINK.sub(lambda m: m.group(1) or LINK, piece)
@@ -195,9 +202,7 @@ class SpokenAnswer:
     def say(self, text: str) -> list[str]:
         """Text the session itself asks to say (a state answer, an apology): whole, unbudgeted,
         after whatever of the answer is still waiting; links by name, never their address."""
-        out = self.flush()
-        plain = SentenceChunker()
-        return out + [speakable(p) for p in plain.feed(text + " ") + plain.flush()]
+        return self.flush() + spoken_pieces(text)
 
     @property
     def kept(self) -> str:

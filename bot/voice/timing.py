@@ -40,6 +40,8 @@ class TurnClock:
     first_frame: float | None = None
     path: str = ""
     interrupted: bool = False
+    # Whether the answer was prepared during the user's pause: "hit", "miss" or "".
+    prepared: str = ""
     stages: dict[str, float] = field(default_factory=dict)
     # The session loop's own timings of the turn (state_ms, recall_ms, first_token_ms, ...).
     session_stages: dict[str, float] = field(default_factory=dict)

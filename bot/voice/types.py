@@ -29,6 +29,10 @@ class TurnSession(Protocol):
     def yield_model(self) -> None:
         """The user started speaking: background model work stops for them."""
 
+    async def prepare(self, text: str) -> str | None:
+        """The user paused after `text`: get ready to answer it, recording nothing; the
+        state path's spoken answer, or None (`bot.turn.speculation`)."""
+
     def tool_names(self) -> list[str]:
         """The tools a turn may require by name."""
 

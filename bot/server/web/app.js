@@ -399,10 +399,32 @@ function init() {
   window.addEventListener("offline", () => view.connection("offline", "network lost"));
   window.addEventListener("pagehide", () => teardown());
   panel.load(token);
-  fetch("/healthz")
-    .then((r) => (r.ok ? null : view.error(`The Annie server answered HTTP ${r.status}.`)))
-    .catch(() => view.error(`Cannot reach the Annie server at ${location.host}. Is it running?`));
+  watchWarmUp();
   pollStats();
+}
+
+// On a first start the server still readies its models after it answers (the model's shared
+// instructions, the voice's common phrases): say so until a first answer can be fast.
+async function watchWarmUp() {
+  const started = Date.now();
+  for (;;) {
+    let health;
+    try {
+      const r = await fetch("/healthz");
+      if (!r.ok) {
+        view.error(`The Annie server answered HTTP ${r.status}.`);
+        return;
+      }
+      health = await r.json();
+    } catch {
+      view.error(`Cannot reach the Annie server at ${location.host}. Is it running?`);
+      return;
+    }
+    const left = health.warming || [];
+    view.warming(left, (Date.now() - started) / 1000);
+    if (!left.length) return;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
 
 init();

@@ -16,6 +16,9 @@ const colorFor = (() => {
   };
 })();
 
+// The parts of a turn's wait, in the order they happen (bot/voice/timing.py PARTS).
+const WAIT_PARTS = ["endpoint", "stt", "state", "llm_first_token", "first_clause", "tts_first_chunk"];
+
 function el(tag, cls, text) {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
@@ -188,22 +191,62 @@ export class View {
       row.dataset.turn = ev.turn_id;
       row.append(el("td", "num", String(this.latency.size + 1)), el("td", "stages"));
       $("latency").prepend(row);
-      entry = { row, stages: {} };
+      entry = { row, stages: {}, prepared: "" };
       this.latency.set(ev.turn_id, entry);
     }
     Object.assign(entry.stages, ev.stages);
-    // The voice pipeline's stages are chips; the session loop's own timings (named *_ms)
-    // go in the tooltip, so the row reads as one breakdown of the wait.
+    if (ev.prepared) entry.prepared = ev.prepared;
+    // The voice pipeline's stages are a stacked bar of the wait, each part its share of the
+    // total, with chips for the figures; the session loop's own timings (named *_ms) go in
+    // the tooltip, so the row reads as one breakdown of the wait.
     const all = Object.entries(entry.stages);
     const voice = all.filter(([name]) => !name.endsWith("_ms"));
     const shown = voice.length ? voice : all;
     const cell = entry.row.querySelector(".stages");
-    cell.replaceChildren();
+    cell.replaceChildren(this.waitBar(entry.stages));
     for (const [name, ms] of shown) {
       const main = name.endsWith("_to_voice");
       cell.append(el("span", main ? "chip main" : "chip", `${name} ${Math.round(ms)}`));
     }
+    if (entry.prepared) {
+      const label = entry.prepared === "hit" ? "prepared in the pause" : "prepared, not used";
+      cell.append(el("span", `chip prepared ${entry.prepared}`, label));
+    }
     entry.row.title = all.map(([name, ms]) => `${name}: ${ms.toFixed(1)} ms`).join("\n");
+  }
+
+  // What dominated the wait: the parts in the order they happen, the rest as "other".
+  waitBar(stages) {
+    const bar = el("div", "wait-bar");
+    const total = stages.voice_to_voice ?? stages.text_to_voice;
+    if (!total) return bar;
+    let counted = 0;
+    for (const name of WAIT_PARTS) {
+      const ms = stages[name];
+      if (!ms || ms <= 0) continue;
+      counted += ms;
+      bar.append(this.waitPart(name, ms, total));
+    }
+    if (total > counted) bar.append(this.waitPart("other", total - counted, total));
+    return bar;
+  }
+
+  waitPart(name, ms, total) {
+    const part = el("span", `part ${name}`);
+    part.style.width = `${Math.min(100, (100 * ms) / total).toFixed(1)}%`;
+    part.title = `${name}: ${Math.round(ms)} ms`;
+    return part;
+  }
+
+  // What the server is still readying (empty: ready); shown until a first answer is fast.
+  warming(left, seconds) {
+    const node = $("warming");
+    node.hidden = !left.length;
+    if (left.length) {
+      node.textContent =
+        `Warming up: getting ${left.join(" and ")} ready (${Math.round(seconds)} s). ` +
+        "You can talk now; the first answer may be slow.";
+    }
   }
 
   voiceState(state) {

@@ -144,6 +144,14 @@ async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
             )
             await page.wait_for_selector("#latency .chip.main", timeout=30_000)
             assert "voice_to_voice" in await page.inner_text("#latency")
+            # The wait as a stacked bar: its parts in order, their widths adding up to it all.
+            parts = await page.eval_on_selector_all(
+                "#latency tr:first-child .wait-bar .part",
+                "els => els.map(e => [e.className, parseFloat(e.style.width)])",
+            )
+            names = [name.split()[1] for name, _ in parts]
+            assert names[:2] == ["endpoint", "stt"], names
+            assert 99.0 <= sum(width for _, width in parts) <= 100.5, parts
             await page.wait_for_selector("#voice[data-state=idle]", timeout=30_000)
 
             # Typed text goes through the same loop; the meter moves again.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page, async_playwright
 
-from bot.server.app import Engines
+from bot.server.app import STATE, Engines
 from config import load_settings
 from memory.store import Store
 from models.base import LLM
@@ -44,11 +44,17 @@ async def test_the_token_leaves_the_address_and_the_page_obeys_its_policy(
     settings = load_settings(context={"window": 4096}, server={"token": "s3cret"})
     async with serve(settings, engines, llm, store) as server, async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        warming = [True]  # the shared head still being evaluated, as on a first start
+        server.app[STATE].head_warming = lambda: warming[0]
         try:
             page = await browser.new_page()
             console: list[str] = []
             page.on("console", lambda m: console.append(m.text))
             await page.goto(f"{server.url}/?token=s3cret#top")
+            await page.wait_for_selector("#warming", state="visible", timeout=15_000)
+            assert "Warming up" in await page.inner_text("#warming")
+            warming[0] = False
+            await page.wait_for_selector("#warming", state="hidden", timeout=15_000)
             await panel_updates(page, 1)  # /api/knowledge answered: the token was sent
             assert await page.evaluate("location.search") == ""
             assert await page.evaluate("location.hash") == "#top"
