@@ -164,6 +164,10 @@ async def spoken_turn(
     path = "state" if "state" in stages else "model" if "llm_first_token" in stages else "other"
     sample = TurnSample(first, path, (heard[0].at - speech_end) * 1e3, stages)
     sample.prepared = str(latency.get("prepared", ""))
+    # One machine, one monotonic clock: the transport's two hops apart.
+    if latency.get("speech_end_at") and latency.get("first_frame_at"):
+        sample.stages["transport_in"] = (float(latency["speech_end_at"]) - speech_end) * 1e3
+        sample.stages["transport_out"] = (heard[0].at - float(latency["first_frame_at"])) * 1e3
     # Listen like a person for a while (the small model rambles), unless she stops first.
     until = time.monotonic() + listen_s
     while time.monotonic() < until and time.monotonic() - _last_voiced(client) < _QUIET_S:

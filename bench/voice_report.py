@@ -28,6 +28,8 @@ STAGES = (
     "tts_first_chunk",
     "voice_to_voice",
     "transport",
+    "transport_in",
+    "transport_out",
 )
 
 
@@ -149,7 +151,11 @@ def print_report(results: dict[str, Any]) -> None:
         print(_row(label, [modes[n]["turns"][key] for n in names]))
     print("  server stages (ms)")
     for stage in STAGES:
-        label = "transport (client - server)" if stage == "transport" else stage
+        label = {
+            "transport": "transport (client - server)",
+            "transport_in": "  of it: mic → server's speech end",
+            "transport_out": "  of it: server's first frame → ear",
+        }.get(stage, stage)
         if any(stage in modes[n]["stages"] for n in names):
             print(_row(label, [modes[n]["stages"].get(stage) for n in names]))
     print(_row("barge-in: onset → last frame", [modes[n]["barge_in_stop_ms"] for n in names]))

@@ -127,6 +127,10 @@ class LatencyEvent(Event):
     stages: dict[str, float]
     # The answer was prepared while the user paused: "hit" (used), "miss" (dropped), "".
     prepared: str = ""
+    # The server's monotonic clock (s) at the end of speech and at the first frame sent: a
+    # client on the same machine splits the transport into its two hops with them.
+    speech_end_at: float = 0.0
+    first_frame_at: float = 0.0
 
 
 @dataclass

@@ -55,6 +55,15 @@ from bot.voice.endpoint import (
     reads_unfinished,
     trailing_silence_ms,
 )
+from bot.voice.heard import (
+    BargeInHeard,
+    Heard,
+    OutputPause,
+    ToPage,
+    TurnHeard,
+    UserSpeaking,
+    WordsSoFar,
+)
 from bot.voice.timing import TurnClock
 from bot.voice.types import ActiveTurn, VoiceStats, new_turn_id
 from config import Settings
@@ -62,52 +71,6 @@ from models.base import STT, VAD, Pcm, Transcript
 from models.turn import TurnDetector
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class UserSpeaking:
-    """The user started to speak: background model work stops, the page shows it."""
-
-
-@dataclass(frozen=True)
-class OutputPause:
-    """A likely voice over Annie's (pause at once), or a false alarm (play on)."""
-
-    paused: bool
-
-
-@dataclass(frozen=True)
-class BargeInHeard:
-    """The user is talking over Annie for sure: stop her for good."""
-
-    reason: str = "voice"
-
-
-@dataclass(frozen=True)
-class TurnHeard:
-    """A finished utterance's words, with the clock its turn is timed by."""
-
-    text: str
-    clock: TurnClock
-
-
-@dataclass(frozen=True)
-class WordsSoFar:
-    """The user paused, and the words up to the pause are transcribed while the turn has not
-    ended: work for an answer to them can start (`Session.prepare`), to be used if the turn
-    ends with these words and dropped unheard if not."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ToPage:
-    """Something the page shows: a caption, a recognition error, the idle state."""
-
-    event: Event
-
-
-Heard = UserSpeaking | OutputPause | BargeInHeard | TurnHeard | WordsSoFar | ToPage
 
 
 @dataclass

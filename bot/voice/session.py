@@ -33,14 +33,14 @@ from bot.turn.events import (
     VoiceState,
 )
 from bot.voice.audio_out import SpeechTrack, Utterance
-from bot.voice.hearing import (
+from bot.voice.heard import (
     BargeInHeard,
-    Hearing,
     OutputPause,
     TurnHeard,
     UserSpeaking,
     WordsSoFar,
 )
+from bot.voice.hearing import Hearing
 from bot.voice.page_channel import PageChannel
 from bot.voice.prepared import PreparedVoice, Preparer
 from bot.voice.reminders import GapWaiter, say_reminders
@@ -285,13 +285,13 @@ class VoiceSession:
         clock = active.clock
         clock.fill_from_utterance(utterance.timing)
         self.send(VoiceState("speaking", clock.turn_id))
-        self.send(LatencyEvent(clock.turn_id, clock.public_stages(), clock.prepared))
+        self.send(clock.event())
 
     def _finish_turn(self, clock: TurnClock, utterance: Utterance) -> None:
         clock.fill_from_utterance(utterance.timing)
         self.stats.turns.append(clock)
         if not self._closed:  # the whole breakdown, the session's stages included
-            self.send(LatencyEvent(clock.turn_id, clock.public_stages(), clock.prepared))
+            self.send(clock.event())
         if self.metrics is not None:
             clock.store(self.metrics, self.session_id)
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bot.turn.events import Event, StateAnswer, TextDelta, TurnDone
+from bot.turn.events import Event, LatencyEvent, StateAnswer, TextDelta, TurnDone
 from bot.voice.audio_out import UtteranceTiming
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,16 @@ class TurnClock:
         order = [*PARTS, self.total_name]
         shown = {name: round(self.stages[name], 1) for name in order if name in self.stages}
         return shown | {name: round(ms, 1) for name, ms in self.session_stages.items()}
+
+    def event(self) -> LatencyEvent:
+        """The turn's breakdown for the page (`public_stages`), with the clock's marks."""
+        return LatencyEvent(
+            self.turn_id,
+            self.public_stages(),
+            self.prepared,
+            speech_end_at=self.origin,
+            first_frame_at=self.first_frame or 0.0,
+        )
 
     def stored_stages(self) -> dict[str, float]:
         """The parts only, plus `other` (pacing, resampling, queueing) when the total is
