@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Annie's one entry point.
 #   ./start.sh            set up on first run (venv, packages, models), then serve the voice page
+#   ./start.sh --lan      the same, and serve the home network too, over HTTPS (docs/home-network.md);
+#                         any serve option may come first (./start.sh --port 9000)
 #   ./start.sh test       set up the test dependencies too, then run ruff, mypy and pytest
 #   ./start.sh test --quick   the same without the tests marked slow (the long benches)
 #   ./start.sh plan [--json]  print what set-up would do on this machine (GPU, builds, model,
@@ -16,6 +18,11 @@ VENV="$ROOT/.venv"
 PY="$VENV/bin/python"
 PYTHON="${PYTHON:-python3}"
 MODE="${1:-serve}"
+# Options first (./start.sh --lan) are serve's: `serve` is the mode and they follow it.
+if [ "${MODE#-}" != "$MODE" ]; then
+  MODE=serve
+  set -- serve "$@"
+fi
 
 T0=$(date +%s)
 step_start=0

@@ -23,6 +23,8 @@ COMMANDS: dict[str, str] = {
     "tasks": "add, list and complete tasks",
     "reminders": "add, list and complete reminders",
     "notes": "add and list notes; see which a question would recall",
+    "devices": "list the paired phones and laptops, or revoke one",
+    "pair": "print a one-time code and QR code to pair a phone or laptop",
     "briefing": "print the briefing the next session will get, with sources",
     "replay": "replay a recorded session through the ledger and compaction",
     "export": "write a recorded session as a replay trace (python -m bot export --list)",

@@ -41,6 +41,11 @@ class ServerSettings(_Section):
     max_sessions: int = 2
     max_body_bytes: int = 65536
     allowed_hosts: list[str] = []
+    # Serve the home network too (`serve --lan`): loopback and every LAN address, over HTTPS.
+    lan: bool = False
+    # A certificate and key of the user's own (PEM files) instead of the ones Annie makes.
+    tls_cert: str = ""
+    tls_key: str = ""
 
 
 class ModelSettings(_Section):
@@ -67,6 +72,9 @@ class ModelSettings(_Section):
     stt_model: str = "small.en"
     stt_beam_size: int = 1
     stt_prompt: str = "Vocabulary: Annie, tasks, pending, reminders, notes, context window."
+    # Seconds of audio the speech encoder reads; below 30, utterances that fit are encoded in
+    # a shorter window: faster on a CPU, but some words change (`bench stt`).
+    stt_window_s: float = Field(default=30.0, gt=0.0, le=30.0)
     tts_path: str = ""
     vad_path: str = ""
     turn_path: str = ""

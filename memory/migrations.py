@@ -267,6 +267,29 @@ def m007_note_provenance_and_mood(db: Database) -> None:
     )
 
 
+@migrations()
+def m008_devices(db: Database) -> None:
+    # Paired devices (a phone, a laptop): each has its own long-lived token, of which only the
+    # SHA-256 is kept, so the file never holds a credential. A revoked device stays listed
+    # (when it was revoked is the answer to its next request); an active name is unique, so
+    # "revoke Kitchen phone" names one device.
+    _script(
+        db,
+        """
+        CREATE TABLE devices (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            token_hash TEXT NOT NULL UNIQUE CHECK (length(token_hash) = 64),
+            created_at TEXT NOT NULL,
+            last_seen_at TEXT,
+            revoked_at TEXT
+        );
+        CREATE UNIQUE INDEX devices_active_name ON devices(name COLLATE NOCASE)
+            WHERE revoked_at IS NULL;
+        """,
+    )
+
+
 def migration_names() -> list[str]:
     """Every migration in order (the last one is the current schema version)."""
     return [m.name for m in migrations._migrations]

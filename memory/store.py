@@ -8,8 +8,9 @@ object reached from it, defined in its own module: `store.sessions` and `store.e
 (`memory.metrics`), `store.tasks` (`memory.work`), `store.reminders` (`memory.reminders`),
 `store.notes` with hybrid search (`memory.search`), each note's provenance
 (`store.provenance`, `memory.provenance`), `store.projections.work_index()`
-(`memory.projections`), `store.approvals` (`memory.approvals`) and what the user said about
-how they feel (`store.moods`, `memory.mood`).
+(`memory.projections`), `store.approvals` (`memory.approvals`), what the user said about
+how they feel (`store.moods`, `memory.mood`) and the paired devices with their hashed
+tokens (`store.devices`, `memory.devices`).
 Any SQLite failure (a damaged, locked or unreadable file) surfaces as `StoreError`, whose
 message names the file and what to do about it.
 """
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 from memory.approvals import Approvals
 from memory.checkpoints import Checkpoints
 from memory.db import NotFoundError, StoreBase, StoreError
+from memory.devices import Devices
 from memory.log import Events, Sessions
 from memory.metrics import Metrics, TurnMetricRow
 from memory.mood import Moods
@@ -80,6 +82,7 @@ class Store(StoreBase):
     projections: Projections
     approvals: Approvals
     moods: Moods
+    devices: Devices
 
     def __init__(
         self,
@@ -100,6 +103,7 @@ class Store(StoreBase):
         self.projections = Projections(self)
         self.approvals = Approvals(self)
         self.moods = Moods(self)
+        self.devices = Devices(self)
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: EmbedderLike | None = None) -> Store:

@@ -5,6 +5,7 @@ run of the engine (about a second each), timed; for the LLM also what it costs i
 the configured window (KV cache, recurrent state, turn checkpoints; `models.footprint`), read
 from the GGUF header. With `models.llm_backend = "server"` the LLM's entry checks the serving
 engine instead (`doctor_server`): reachable, model, context, tokenizer, slots, cache figures.
+What the server exposes where, and its HTTPS certificate, is `doctor_network`.
 The exit status is 0 only when every role works, so the command doubles as a health check
 after an install.
 """
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from bot.commands.doctor_network import exposure, print_exposure
 from config import load_settings
 from config.settings import Settings
 from models import ROLES, ModelError, detect_device, resolve
@@ -288,6 +290,7 @@ def report(settings: Settings) -> dict[str, Any]:
         "device": device,
         "home": str(settings.home_path),
         "gpu": gpu_proof(settings, device),
+        "network": exposure(settings),
     }
     for role in ROLES:
         out[role] = check_role(role, settings)
@@ -347,6 +350,8 @@ def print_text(data: dict[str, Any]) -> None:
         if entry.get("error"):
             print(f"  error:  {entry['error']}")
     _print_gpu(data["gpu"], data["stt"])
+    print(f"\n[{'ok  ' if data['network']['ok'] else 'FAIL'}] network")
+    print_exposure(data["network"])
 
 
 def _print_memory(mem: dict[str, Any]) -> None:
@@ -387,4 +392,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_text(data)
     gpu_ok = data["gpu"].get("ok", True)
-    return 0 if gpu_ok and all(data[role]["ok"] for role in ROLES) else 1
+    ok = gpu_ok and data["network"]["ok"] and all(data[role]["ok"] for role in ROLES)
+    return 0 if ok else 1

@@ -1,4 +1,8 @@
-"""`python -m bot serve`: load the engines once and serve the voice page (what ./start.sh runs)."""
+"""`python -m bot serve`: load the engines once and serve the voice page (what ./start.sh runs).
+
+With `--lan` (or `server.lan`) it serves loopback and every network address of the machine
+on one port, over HTTPS only (`bot.server.lan`, `bot.server.tls`), and prints each address.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,16 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import ssl
 import sys
 import time
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from config import Settings
 
 HELP = "serve the voice page and its WebRTC endpoint (default http://127.0.0.1:8765)"
 
@@ -16,6 +27,12 @@ HELP = "serve the voice page and its WebRTC endpoint (default http://127.0.0.1:8
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", help="address to listen on (default: server.host, 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port to listen on (default: server.port, 8765)")
+    parser.add_argument(
+        "--lan",
+        action="store_true",
+        help="also serve this machine's home-network addresses, over HTTPS with Annie's own "
+        "certificate (devices need pairing or the token; the page's /trust says how to trust it)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log WebRTC details too")
 
 
@@ -36,8 +53,17 @@ def run(args: argparse.Namespace) -> int:
         server["host"] = args.host
     if args.port is not None:
         server["port"] = args.port
+    if args.lan:
+        server["lan"] = True
     settings = load_settings(server=server) if server else load_settings()
     check_bind(settings)  # before loading anything: a refused bind should fail fast
+    addresses: list[str] = []
+    context: ssl.SSLContext | None = None
+    if settings.server.lan:  # the certificate too: a bad one of the user's is an error now
+        from bot.server import tls
+
+        addresses = tls.lan_addresses()
+        context = tls.server_context(settings, tls.identity(settings, addresses))
     return_large_blocks()  # before the engines allocate: see bot.server.allocator
 
     logging.basicConfig(
@@ -102,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
     app.on_startup.append(start_pool)
     app.on_startup.append(keep_head)
     app.on_cleanup.append(close_runtime)
+    if context is not None:
+        return _serve_https(app, settings, addresses, context, runtime.close)
     host, port = settings.server.host, settings.server.port
     shown = "localhost" if host in ("127.0.0.1", "::1") else host
     url = f"http://{shown}:{port}/"
@@ -115,3 +143,60 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(runtime.close())
         return 2
     return 0
+
+
+def _serve_https(
+    app: web.Application,
+    settings: Settings,
+    addresses: list[str],
+    context: ssl.SSLContext,
+    close: Callable[[], Coroutine[Any, Any, None]],
+) -> int:
+    """Loopback and `addresses`, one HTTPS site each on one port, until Ctrl+C."""
+    from aiohttp import web
+
+    from bot.server.lan import start_sites
+
+    host, port = settings.server.host, settings.server.port
+
+    async def main() -> None:
+        runner = web.AppRunner(app, handle_signals=True)
+        await runner.setup()
+        try:
+            sites, skipped = await start_sites(runner, [host, *addresses], port, context)
+            _print_https(settings, sites[0].port, [s.name for s in sites[1:]], skipped)
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(main())
+    except (web.GracefulExit, KeyboardInterrupt):
+        pass
+    except OSError as exc:
+        print(f"error: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
+        asyncio.run(close())
+        return 2
+    return 0
+
+
+def _print_https(settings: Settings, port: int, lan: list[str], skipped: list[str]) -> None:
+    from bot.server import certs, tls
+
+    token = settings.server.token
+    own = f"https://localhost:{port}/" + (f"?token={token}" if token else "")
+    print(f"Annie is listening on {own}  (this machine; Ctrl+C to stop)")
+    for why in skipped:
+        print(f"warning: not listening on {why}")
+    if not lan:
+        print("no network address found on this machine: HTTPS on loopback only")
+        return
+    names = [f"https://{n}:{port}/" for n in tls.machine_names() if n.endswith(".local")]
+    print("  and on the home network: " + ", ".join(lan + names))
+    pem = tls.authority_pem(settings)
+    if pem is None:
+        print(f"  HTTPS with your own certificate ({settings.server.tls_cert})")
+    else:
+        print(f"  HTTPS with Annie's own authority, SHA-256 {certs.fingerprint(pem)}")
+        print(f"  trust it once per device: {lan[0]}trust explains how")
+    print("  a device on the network needs pairing (or the token) before it can talk")

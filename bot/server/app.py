@@ -8,7 +8,9 @@ Hardening: a body-size cap, a cap on concurrent sessions (503 past it), JSON rea
 every refusal (400 for malformed JSON or SDP, 415 for a body that is not JSON, 503 when
 the database is locked or full), and a token that is required whenever the server listens
 beyond loopback. Host, Origin, security headers, timeouts and the redacted access log are
-`bot.server.guard`, which every request passes first. The session cap is
+`bot.server.guard`, which every request passes first; under `serve --lan` a request that
+reaches a network address then needs a credential (`bot.server.lan`), and `/trust` explains
+how to trust the HTTPS certificate. The session cap is
 `server.max_sessions`; with the chat model on a serving engine that says how many requests
 it runs at once, it is also at most that.
 """
@@ -27,7 +29,10 @@ from bot.server.allocator import heap_mb
 from bot.server.connections import offer, shutdown
 from bot.server.guard import HostRule, add_security_headers, authorized, guard, handler_args
 from bot.server.knowledge import Panels, snapshot_route
+from bot.server.lan import add_trust_routes, lan_gate
+from bot.server.pairing import add_pairing_routes
 from bot.server.state import STATE, Engines, EventCallback, ServerState, SessionOpener, engine_slots
+from bot.server.tls import machine_names
 from bot.voice.prepared import PreparedVoice
 from bot.voice.session import MetricsSink, TurnSession
 from config import Settings
@@ -107,11 +112,15 @@ def create_app(
     """The aiohttp application; `check_bind(settings)` before listening on a real socket."""
     state = ServerState(settings, engines, open_session, metrics, approvals)
     state.voice = PreparedVoice(engines.tts)
-    rule = HostRule(settings.server.allowed_hosts)
+    lan = settings.server.lan  # `serve --lan`: the machine's names too, and a credential
+    rule = HostRule(settings.server.allowed_hosts, machine_names() if lan else None)
+    middlewares = [guard(rule, lambda: settings.server.max_body_bytes)]
+    if lan:
+        middlewares.append(lan_gate(settings.server.token))
     # aiohttp enforces the cap while reading the body, whatever Content-Length claims.
     app = web.Application(
         client_max_size=settings.server.max_body_bytes,
-        middlewares=[guard(rule, lambda: settings.server.max_body_bytes)],
+        middlewares=middlewares,
         handler_args=handler_args(),
     )
     app[STATE] = state
@@ -120,6 +129,7 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_post("/api/offer", offer)
     app.router.add_static("/static/", WEB_DIR, follow_symlinks=False)
+    add_trust_routes(app, settings, WEB_DIR / "trust.html")
     app.on_shutdown.append(shutdown)
     return app
 
@@ -143,6 +153,8 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
     app.router.add_get(
         "/api/knowledge", snapshot_route(runtime.store, lambda r: authorized(r, token))
     )
+    # Phones and laptops pair with a one-time code and then carry their own token.
+    add_pairing_routes(app, app[STATE].pairing, runtime.store.devices, settings)
     return app
 
 

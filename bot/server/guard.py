@@ -14,7 +14,8 @@ Referer). Errors are JSON with a reason; an unexpected exception is a generic 50
 traceback only in the server log. The access log writes `?token=...` as `token=[redacted]`.
 Connections are timed: idle ones (open, no request) close after `IDLE_TIMEOUT_S`, and a
 body that dribbles in is cut off after `BODY_TIMEOUT_S` with 408. The server binds beyond
-loopback only with a token set (`check_bind`), and then every request must carry it.
+loopback only with a token set (`check_bind`), and then every request must carry it, or the
+cookie of a paired device (`bot.server.pairing`); a peer beyond loopback always needs one.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from aiohttp.web_request import BaseRequest
 from aiohttp.web_response import StreamResponse
 
 from config import ConfigError, Settings
+from memory.devices import DeviceRow
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +73,8 @@ SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
-_TOKEN_IN_URL = re.compile(r"([?&]token=)[^&\s\"]*", re.IGNORECASE)
+# A pairing code (`/pair?code=...`) is a credential for its few minutes too.
+_TOKEN_IN_URL = re.compile(r"([?&](?:token|code)=)[^&\s\"]*", re.IGNORECASE)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -90,7 +93,7 @@ def token_matches(given: str, token: str) -> bool:
 
 
 def redact(text: str) -> str:
-    """`?token=s3cret` → `?token=[redacted]` anywhere in a URL or a log line."""
+    """`?token=s3cret` → `?token=[redacted]` (and `?code=`) anywhere in a URL or a log line."""
     return _TOKEN_IN_URL.sub(r"\1[redacted]", text)
 
 
@@ -159,14 +162,20 @@ def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 class HostRule:
-    """The names a request may use for this server, read off the connection it came in on."""
+    """The names a request may use for this server, read off the connection it came in on.
 
-    def __init__(self, allowed: list[str]) -> None:
+    `names` are the machine's own (its host name and `NAME.local`, under `serve --lan`):
+    accepted at the port a request reached, on any address it serves; a rebinding page
+    cannot use them, as it would need a certificate for them too.
+    """
+
+    def __init__(self, allowed: list[str], names: list[str] | None = None) -> None:
         self.allowed: list[tuple[str, int | None]] = []
         for entry in allowed:
             parsed = split_host(entry)
             if parsed is not None:
                 self.allowed.append(parsed)
+        self.names = {n.lower() for n in names or []}
 
     def accepts(self, request: web.Request, host: str, scheme: str = "") -> bool:
         """`host` (a Host header, or an Origin's host with its `scheme`) names this server."""
@@ -186,10 +195,10 @@ class HostRule:
         if not local:
             return False
         local_ip, local_port = _ip(str(local[0])), int(local[1])
-        if (80 if port is None else port) != local_port:
+        if ((443 if request.secure else 80) if port is None else port) != local_port:
             return False
         ip = _ip(name)
-        if ip is not None and ip == local_ip:
+        if (ip is not None and ip == local_ip) or name in self.names:
             return True
         # On loopback, the other spellings of this machine reach the same socket; a
         # rebinding page can never make the browser send them, as browsers resolve
@@ -221,8 +230,10 @@ def _origin_ok(request: web.Request, rule: HostRule, origin: str) -> bool:
     parts = urlsplit(origin)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.path:
         return False
-    if parts.scheme == "https":
-        # This server speaks plain HTTP; an https origin is a configured proxy in front.
+    if parts.scheme == "http" and request.secure:
+        return False  # an HTTPS listener's own pages are never http://
+    if parts.scheme == "https" and not request.secure:
+        # This listener speaks plain HTTP; an https origin is a configured proxy in front.
         parsed = split_host(parts.netloc)
         port = parsed[1] if parsed is not None and parsed[1] is not None else 443
         return parsed is not None and any(
@@ -321,8 +332,18 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(settings: Settings) -> None:
-    """Refuse to listen beyond loopback without a token."""
+    """Refuse to listen beyond loopback without a token. With `server.lan` the network
+    addresses are Annie's own choice and served over HTTPS, where every request from them
+    needs a credential; `server.host` is then the loopback side and must be loopback."""
     host = settings.server.host
+    if settings.server.lan:
+        if not is_loopback(host):
+            raise ConfigError(
+                f"server.host is {host!r}, but with --lan (server.lan) Annie listens on this "
+                "machine's network addresses herself, over HTTPS; leave server.host at "
+                "127.0.0.1, or drop --lan to serve plain HTTP on that address with a token"
+            )
+        return
     if not is_loopback(host) and not settings.server.token:
         raise ConfigError(
             f"server.host is {host!r}, which is reachable from other machines, and no "
@@ -331,9 +352,66 @@ def check_bind(settings: Settings) -> None:
         )
 
 
-def authorized(request: web.Request, token: str) -> bool:
-    """The request carries the configured token (header or ?token=), or none is configured."""
-    if not token:
-        return True
+# --- the caller's credential: the server token, or a paired device's cookie ---------------
+
+DEVICE_COOKIE = "annie_device"
+# The paired device a cookie's token belongs to, revoked or not (None: no device has it); set
+# on the app by `bot.server.pairing` where there is a store to look in.
+DeviceLookup = Callable[[str], DeviceRow | None]
+DEVICES: web.AppKey[DeviceLookup] = web.AppKey("annie_devices")
+# Where `authorized` leaves the device a request came from, for the routes after it.
+DEVICE_KEY: web.RequestKey[DeviceRow] = web.RequestKey("annie_device", DeviceRow)
+_FORWARDING = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
+
+
+def from_this_machine(request: web.Request) -> bool:
+    """The peer is a loopback address and no proxy says it forwards someone else's request."""
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    ip = _ip(str(peer[0])) if peer else None
+    forwarded = any(name in request.headers for name in _FORWARDING)
+    return ip is not None and ip.is_loopback and not forwarded
+
+
+def given_token(request: web.Request, token: str) -> bool:
+    """The request carries the configured server token (header or ?token=)."""
     given = request.headers.get(TOKEN_HEADER) or request.query.get("token", "")
-    return token_matches(given, token)
+    return bool(token) and bool(given) and token_matches(given, token)
+
+
+def paired_device(request: web.Request) -> DeviceRow | None:
+    """The active device whose cookie the request carries (None: no cookie, or no store).
+
+    A cookie that names a revoked device is refused here with 403, and one no device has
+    with 401, each saying how to pair again: either is a browser that believes it is paired.
+    """
+    cookie = request.cookies.get(DEVICE_COOKIE, "")
+    lookup = request.app.get(DEVICES)
+    if not cookie or lookup is None:
+        return None
+    device = lookup(cookie)
+    if device is None:
+        raise web.HTTPUnauthorized(
+            reason="this browser's pairing is not known to this server (it may have been "
+            "paired with another one); pair it again at /pair with a code from Annie's machine"
+        )
+    if not device.active:
+        when = (device.revoked_at or "")[:16].replace("T", " ")
+        raise web.HTTPForbidden(
+            reason=f"this device ({device.name}) was unpaired on {when} UTC; pair it again at "
+            "/pair with a new code from Annie's machine"
+        )
+    request[DEVICE_KEY] = device
+    return device
+
+
+def authorized(request: web.Request, token: str) -> bool:
+    """The request may use the API: it carries the configured token (header or ?token=), or
+    a paired device's cookie; or no token is configured and it comes from this machine.
+
+    Beyond loopback a credential is always needed, token or not (`serve` binds there only
+    with a token, or with pairing): a LAN peer without one is refused. A device cookie that
+    is revoked or unknown raises the 403 or 401 that says so (see `paired_device`).
+    """
+    if given_token(request, token) or (not token and from_this_machine(request)):
+        return True
+    return paired_device(request) is not None

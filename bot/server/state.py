@@ -14,6 +14,7 @@ from aiohttp import web
 from aiortc import RTCPeerConnection
 
 from bot.server.guard import BODY_TIMEOUT_S
+from bot.server.pairing import PairingCodes
 from bot.turn.events import Event
 from bot.voice.prepared import PreparedVoice
 from bot.voice.session import MetricsSink, TurnSession, VoiceSession
@@ -77,6 +78,8 @@ class ServerState:
     head_kept: Callable[[], bool | None] = lambda: None
     # The shared head is being evaluated at start-up now (not yet kept, nobody stopped it).
     head_warming: Callable[[], bool] = lambda: False
+    # The live pairing code and the wrong-try lock (`bot.server.pairing`): memory only.
+    pairing: PairingCodes = field(default_factory=PairingCodes)
 
     def warming(self) -> list[str]:
         """What is still being made ready after start-up, before a first answer can be fast:

@@ -3,6 +3,7 @@
 // plain-language errors. aiortc does not trickle ICE, so the offer is posted only after
 // candidate gathering completes (or a timeout passes).
 
+import "./devices.js";
 import { Panel } from "./panel.js";
 import { showReminder } from "./reminders.js";
 import { View } from "./view.js";
