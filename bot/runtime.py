@@ -326,9 +326,19 @@ class Runtime:
         return briefing.text, notes_block(briefing.notes), briefing.source_ids
 
     def _reminders_fired(self, rows: list[ReminderRow]) -> None:
-        """Every open session says them at its next gap; with none open they wait."""
-        for session in list(self.sessions):
-            session.reminders_due()
+        """Said once, on the device the user last spoke from, and shown on the others; before
+        anyone has spoken, every open session is told and the first gap says them (each is
+        said once: `announce` takes only unannounced ones). With none open they wait."""
+        sessions = list(self.sessions)
+        speaker = max(sessions, key=lambda s: s.last_heard, default=None)
+        if speaker is None or not speaker.last_heard:
+            for session in sessions:
+                session.reminders_due()
+            return
+        speaker.reminders_due()
+        for session in sessions:
+            if session is not speaker:
+                session.show_reminders(rows)
 
     async def close(self) -> None:
         """Close every session (tier 3 runs for each), then the engines it loaded itself."""

@@ -159,3 +159,5 @@ class ReminderEvent(Event):
     text: str
     away: bool
     reminders: list[dict[str, Any]] = field(default_factory=list)  # id, text, due, kind
+    # Said on the device the user last spoke from; shown here without being said.
+    elsewhere: bool = False

@@ -53,6 +53,11 @@ def announcement(rows: list[ReminderRow], session_started: datetime) -> tuple[st
     return " ".join(parts), bool(away)
 
 
+def listed(rows: list[ReminderRow]) -> list[dict[str, str]]:
+    """The reminders as the page lists them."""
+    return [{"id": r.id, "text": r.text, "due": r.due, "kind": r.kind} for r in rows]
+
+
 class ReminderScheduler:
     """Fires reminders from the table on time; `start()` in a running loop, `stop()` after."""
 

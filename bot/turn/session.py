@@ -34,7 +34,7 @@ from bot.turn.idle import IdleWork
 from bot.turn.interruption import amend_interrupted
 from bot.turn.model_turn import model_turn
 from bot.turn.record import Recorder
-from bot.turn.reminders import announcement
+from bot.turn.reminders import announcement, listed
 from bot.turn.speculation import Ahead
 from bot.turn.turn_context import FrontEnd, ModelHost, TurnContext, TurnControl
 from context.assembler import Assembler, Assembly, ContextOverflowError, Request
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from bot.tools.registry import ActiveTools
     from compaction.hooks import CompactionHooks
     from config import Settings
+    from memory.rows import ReminderRow
     from memory.store import Store
     from models.base import LLM, Embedder
 
@@ -102,6 +103,7 @@ class Session:
         self.control = TurnControl()
         # What was prepared while the user paused (`bot.turn.speculation`).
         self.ahead = Ahead()
+        self.last_heard = 0.0  # monotonic time of the user's last words here (0: none yet)
         self._lock = asyncio.Lock()
         self.background = IdleWork(
             conv=conv,
@@ -193,6 +195,7 @@ class Session:
         """
         if self.closed:
             raise RuntimeError("the session is closed")
+        self.last_heard = time.monotonic()  # where reminders are said (`Runtime`)
         self.ahead.settle(text)  # kept for these words, stopped for any others
         self.host.yield_model(self)
         await self.background.cancel()
@@ -354,8 +357,12 @@ class Session:
                 reason="reminder announcement",
             )
             reminders.mark_announced(ids, self.id)
-            listed = [{"id": r.id, "text": r.text, "due": r.due, "kind": r.kind} for r in rows]
-            return [ReminderEvent(turn_id, text, away, listed), self.meter()]
+            return [ReminderEvent(turn_id, text, away, listed(rows)), self.meter()]
+
+    def show_reminders(self, rows: list[ReminderRow]) -> None:
+        """Reminders said on the user's other device: this page shows them, unsaid."""
+        text, away = announcement(rows, self.started_at)
+        self._emit(ReminderEvent("", text, away, listed(rows), elsewhere=True))
 
     # --- idle time and the end ----------------------------------------------------------
 

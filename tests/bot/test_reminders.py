@@ -8,6 +8,7 @@ import asyncio
 import io
 import json
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -268,3 +269,62 @@ async def test_a_reminder_written_by_another_process_is_picked_up(tmp_path: Path
             assert (from_iso(row.fired_at) - from_iso(row.due)).total_seconds() < 0.3
         finally:
             await scheduler.stop()
+
+
+class Device:
+    """A front end that speaks (what the voice page is to the session), counting when it is
+    told that reminders fell due."""
+
+    def __init__(self) -> None:
+        self.told = 0
+
+    def reminders_due(self) -> None:
+        self.told += 1
+
+    async def answer_begun(self) -> None:
+        return None
+
+
+async def test_a_reminder_is_said_where_the_user_last_spoke_and_shown_on_the_others(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    runtime = make_runtime(ScriptedLLM(tokenizer, lambda prompt: "Okay."), tmp_path)
+    phone, laptop = Device(), Device()
+    shown: dict[str, list[Event]] = {"phone": [], "laptop": []}
+    on_phone = runtime.open_session(on_event=shown["phone"].append)
+    on_laptop = runtime.open_session(on_event=shown["laptop"].append)
+    on_phone.attach(phone)
+    on_laptop.attach(laptop)
+
+    # Before anyone speaks, both are told; the first gap says it once (announce takes only
+    # the unannounced ones).
+    runtime.reminders.start()
+    try:
+        runtime.store.reminders.add("stretch", utc_now() - timedelta(seconds=1))
+        await wait_until(lambda: phone.told and laptop.told)
+        said = await on_laptop.announce()
+        assert [e.text for e in said if isinstance(e, ReminderEvent)] == ["Reminder: stretch."]
+        assert await on_phone.announce() == []
+
+        await collect(on_laptop, "Hello.")
+        await collect(on_phone, "What's new?")  # the phone is where the user spoke last
+        runtime.store.reminders.add("water the plants", utc_now() - timedelta(seconds=1))
+        await wait_until(lambda: phone.told == 2)
+    finally:
+        await runtime.reminders.stop()
+
+    assert laptop.told == 1  # not told to say it
+    elsewhere = [e for e in shown["laptop"] if isinstance(e, ReminderEvent)]
+    assert [(e.text, e.elsewhere) for e in elsewhere] == [("Reminder: water the plants.", True)]
+    assert not [e for e in shown["phone"] if isinstance(e, ReminderEvent)]
+    said = await on_phone.announce()
+    assert [e.text for e in said if isinstance(e, ReminderEvent)] == ["Reminder: water the plants."]
+    await on_phone.close()
+    await on_laptop.close()
+
+
+async def wait_until(check: Callable[[], object], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)

@@ -51,7 +51,11 @@ export function showReminder(ev, chimes) {
   li.dataset.ids = (ev.reminders || []).map((r) => r.id).join(" ");
   const who = document.createElement("span");
   who.className = "who";
-  who.textContent = ev.away ? "Annie · while you were away" : "Annie · reminder";
+  who.textContent = ev.elsewhere
+    ? "Annie · reminder, said on your other device"
+    : ev.away
+      ? "Annie · while you were away"
+      : "Annie · reminder";
   const text = document.createElement("span");
   text.className = "text";
   text.textContent = ev.text;
