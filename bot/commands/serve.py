@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import signal
 import ssl
 import sys
 import time
@@ -160,12 +161,28 @@ def _serve_https(
     host, port = settings.server.host, settings.server.port
 
     async def main() -> None:
-        runner = web.AppRunner(app, handle_signals=True)
+        # Ctrl+C or SIGTERM ends the wait, so the app closes its connections while aiortc's
+        # own tasks still run: cancelled all at once from outside (how asyncio.run ends), an
+        # open peer connection's close would wait for its cancelled transports forever.
+        # A second Ctrl+C, with the handlers removed, stops it outright.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        signals = (signal.SIGINT, signal.SIGTERM)
+
+        def stopping() -> None:
+            stop.set()
+            for sig in signals:
+                loop.remove_signal_handler(sig)
+
+        for sig in signals:
+            with contextlib.suppress(NotImplementedError):  # no such handlers on Windows
+                loop.add_signal_handler(sig, stopping)
+        runner = web.AppRunner(app, handle_signals=False)
         await runner.setup()
         try:
             sites, skipped = await start_sites(runner, [host, *addresses], port, context)
             _print_https(settings, sites[0].port, [s.name for s in sites[1:]], skipped)
-            await asyncio.Event().wait()
+            await stop.wait()
         finally:
             await runner.cleanup()
 

@@ -16,6 +16,9 @@ const colorFor = (() => {
   };
 })();
 
+// How long "Reconnected" stays on screen.
+const NOTE_SHOWN_MS = 5000;
+
 // The parts of a turn's wait, in the order they happen (bot/voice/timing.py PARTS).
 const WAIT_PARTS = ["endpoint", "stt", "state", "llm_first_token", "first_clause", "tts_first_chunk"];
 
@@ -264,5 +267,35 @@ export class View {
     const node = $("conn");
     node.dataset.state = state;
     node.textContent = detail ? `${state}: ${detail}` : state;
+    this.connectionNote(state, detail);
+  }
+
+  // Said in words under the bar: a connection that was up dropped, and later that it is back.
+  // "unstable" is the browser no longer hearing the server (it may recover by itself);
+  // "offline" with a reason is the device's own network gone; plain "offline" is the user
+  // stopping, or a refusal the error box explains, so there is nothing to wait for.
+  connectionNote(state, detail) {
+    const note = $("conn-note");
+    clearTimeout(this.noteTimer);
+    if (state === "connected") {
+      const back = !!this.lost;
+      this.wasUp = true;
+      this.lost = false;
+      note.dataset.state = back ? "back" : "";
+      note.textContent = back ? "Reconnected" : "";
+      note.hidden = !back;
+      if (back) this.noteTimer = setTimeout(() => (note.hidden = true), NOTE_SHOWN_MS);
+    } else if (this.wasUp && (state === "reconnecting" || state === "unstable" || (state === "offline" && detail))) {
+      this.lost = true;
+      note.dataset.state = "lost";
+      note.textContent = state === "offline"
+        ? "Connection lost: this device is offline. Reconnecting when the network is back…"
+        : "Connection lost, reconnecting…";
+      note.hidden = false;
+    } else if (state === "offline") {
+      this.wasUp = false;
+      this.lost = false;
+      note.hidden = true;
+    }
   }
 }

@@ -56,6 +56,18 @@ def write_wav(path: Path, samples: np.ndarray, rate: int = 48000) -> None:
         out.writeframes(samples.astype("<i2").tobytes())
 
 
+def question_wav(path: Path) -> Path:
+    """The status question as the fake microphone's file (see the module docstring)."""
+    # A fixed rendition of the question (tests/recordings.py), so each run hears the same audio.
+    pcm, rate = read_recording("pending_question.wav")
+    speech = np.round(resample(pcm, rate, 48000) * 32767)
+    silence = np.zeros(48000, dtype=np.int16)
+    clip = np.concatenate([silence, silence, speech, *[silence] * 12]).astype(np.float64)
+    clip += np.random.default_rng(7).normal(0.0, 30.0, clip.size)  # about -61 dBFS
+    write_wav(path, np.clip(clip, -32768, 32767).astype(np.int16))
+    return path
+
+
 @asynccontextmanager
 async def chromium(profile: Path, args: list[str]) -> AsyncIterator[tuple[BrowserContext, Page]]:
     assert Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing: apt-get install chromium"
@@ -89,14 +101,7 @@ async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
     store: Store,
 ) -> None:
     store.tasks.add("Send the quarterly invoice", pending="user")
-    # A fixed rendition of the question (tests/recordings.py), so each run hears the same audio.
-    pcm, rate = read_recording("pending_question.wav")
-    speech = np.round(resample(pcm, rate, 48000) * 32767)
-    silence = np.zeros(48000, dtype=np.int16)
-    clip = np.concatenate([silence, silence, speech, *[silence] * 12]).astype(np.float64)
-    clip += np.random.default_rng(7).normal(0.0, 30.0, clip.size)  # about -61 dBFS
-    wav = tmp_path / "question.wav"
-    write_wav(wav, np.clip(clip, -32768, 32767).astype(np.int16))
+    wav = question_wav(tmp_path / "question.wav")
 
     # A token, as off loopback: the page must present the one in its own address.
     settings = load_settings(context={"window": 4096}, server={"token": "page-token"})

@@ -50,6 +50,7 @@ async def test_a_browser_that_trusts_the_authority_gets_a_secure_page_on_the_lan
             # which runs no script of its own: the origin is a secure context.
             answer = await page.goto(server.url(server.lan))
             assert answer is not None and answer.status == 200
+            await page.wait_for_url(server.url(server.lan, "/pair"), timeout=15_000)
             await page.goto(server.url(server.lan, "/trust"))
             await page.wait_for_selector("main.trust")
             assert await page.evaluate("window.isSecureContext") is True
