@@ -11,6 +11,7 @@ never heard, and the next pause prepares for the whole words.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,8 +22,10 @@ from config import Settings, load_settings
 from context.state_answers import NOTHING_PENDING
 from memory.store import Store
 from models import TurnDetector, load_turn_detector
-from models.base import STT, TTS, VAD, Tokenizer
+from models.base import LLM, STT, TTS, VAD, Tokenizer
 from models.fakes import ScriptedLLM
+from models.llama_log import quiet_stderr
+from models.llm import LlamaLLM
 from testkit.peer import VoiceClient, speak_48k
 from tests.bot.voice.conftest import RunningServer, serve
 
@@ -31,10 +34,10 @@ GOES_ON = "Write me a short poem about the sea."
 POEM = "The sea is wide and blue."
 
 
-def pausing(longest_ms: int) -> Settings:
+def pausing(longest_ms: int, **context: int) -> Settings:
     """Turns that end only on the longest pause (the detector never says finished)."""
     return load_settings(
-        context={"window": 4096},
+        context={"window": 4096, **context},
         vad={
             "turn_threshold": 1.0,
             "turn_recheck_threshold": 1.0,
@@ -130,3 +133,52 @@ async def test_words_that_go_on_drop_what_was_prepared_and_it_is_never_heard(
         final = [e["text"] for e in client.of_type("transcript") if e["final"]]
         assert len(final) == 1 and "poem" in str(final[0]).lower()
         await client.close()
+
+
+@pytest.fixture(scope="module")
+def reference(qwen35_path: Path) -> Iterator[Any]:
+    """The generated hybrid model on a context of its own, for fresh evaluations."""
+    import llama_cpp
+
+    with quiet_stderr():
+        model = llama_cpp.Llama(str(qwen35_path), n_ctx=16384, n_batch=512, verbose=False)
+    yield model
+    model.close()
+
+
+async def test_a_hybrid_models_prompt_prepared_for_other_words_leaves_no_trace(
+    annie_home: Path, engines: Engines, tts: TTS, qwen35_llm: LLM, reference: Any
+) -> None:
+    import llama_cpp
+
+    # About one token per character on the generated tokenizer: a window to fit the head.
+    settings = pausing(5000, window=16384, reserve_output=48)
+    assert isinstance(qwen35_llm, LlamaLLM)
+    with Store.open(settings) as store:
+        async with serve(settings, engines, qwen35_llm, store) as server:
+            client = VoiceClient(server.url)
+            await client.connect()
+            session = server.runtime.sessions[0]
+            client.mic.play(await speak_48k(tts, "Tell me about the sea"))
+            await client.wait_for(
+                lambda _: session.ahead.stats.prefilled_tokens > 0, 60, "a prompt prepared"
+            )
+            client.mic.play(np.concatenate([await speak_48k(tts, GOES_ON), silence(6.0)]))
+            await client.wait_for(lambda c: c.of_type("assistant_done"), 120, "the answer")
+
+            # The first pause's prompt was dropped; the model now holds exactly what a fresh
+            # evaluation of its tokens gives, with nothing of the dropped words in it.
+            assert session.ahead.stats.dropped >= 1
+            tokens, logits = await qwen35_llm.next_logits()
+            reference.reset()
+            reference.eval(tokens)
+            ptr = llama_cpp.llama_get_logits_ith(reference.ctx, -1)
+            fresh = np.ctypeslib.as_array(ptr, shape=(reference.n_vocab(),)).astype(np.float32)
+            np.testing.assert_allclose(logits, fresh, rtol=1e-3, atol=1e-3)
+            held = qwen35_llm.detokenize(tokens)
+            final = [e["text"] for e in client.of_type("transcript") if e["final"]]
+            assert len(final) == 1 and "poem" in str(final[0]).lower()
+            # The whole words once, as the turn said them; the first pause's words never alone.
+            assert held.count(str(final[0])) == 1
+            assert held.count("Tell me about the sea") == 1
+            await client.close()
