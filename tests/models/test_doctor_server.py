@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.commands.doctor import check_role, print_text
+from bot.commands.doctor_network import exposure
 from config import load_settings
 from models import ROLES
 from testkit.llama_server import LlamaCppServer, free_port
@@ -98,6 +99,7 @@ def _report(llm: dict[str, object]) -> dict[str, object]:
     """A report with `llm` and the other roles passing, as `doctor.report` shapes it."""
     data: dict[str, object] = {"versions": {}, "device": "cpu", "home": "/tmp/annie"}
     data["gpu"] = {"checked": False}  # off CUDA: not checked
+    data["network"] = exposure(load_settings())  # loopback only, over plain HTTP
     data.update({role: {"ok": True} for role in ROLES})
     data["llm"] = llm
     return data
