@@ -31,8 +31,13 @@ log = logging.getLogger(__name__)
 Kind = Literal["fixed", "speculative"]
 
 # Said often and always in the same words: synthesized once, at start-up.
-FIXED_PHRASES = (NOTHING_PENDING, NOTHING_TO_APPROVE, *sorted(set(NOTICES.values())), REST_ON_PAGE)
-FIXED_PHRASES += (MODEL_FAILED,)
+FIXED_PHRASES = (
+    NOTHING_PENDING,
+    NOTHING_TO_APPROVE,
+    *sorted(set(NOTICES.values())),
+    REST_ON_PAGE,
+    MODEL_FAILED,
+)
 # Pieces of a prepared answer synthesized ahead: the first is the one the user waits for,
 # the next plays while the rest is synthesized.
 AHEAD_PIECES = 2
