@@ -9,11 +9,18 @@ only the newest plans and blockers are carried and a failure ends when the same 
 The attempts (every call tried, with its outcome) are carried too, the newest within a cap.
 Descriptive fields (goal, decisions, open questions, the prose summary) may come from the
 model; they are merged too, newest first, within a cap.
+
+Rendered, each entry is shown once: a commitment that a live task line of the same checkpoint
+carries (a pending or blocked task of the same title) is shown on that line, with when it was
+made and falls due, and an id such a line (or an approval's) names is not listed again. Both
+come back under their own headings in the first checkpoint whose live lines no longer carry
+them (the task was done or deleted), since they are stored whatever is shown.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,6 +35,17 @@ SUMMARY_MAX_CHARS = 900
 PLAN_CAP = 3
 BLOCKERS_CAP = 5
 ATTEMPTS_CAP = 6
+# An ISO date-time cut at its first colon ("2026-09-01T23" of "2026-09-01T23:00"): the id rule
+# reads it as a code, but it is a time, and a due time is kept with its commitment.
+_TIME_FRAGMENT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{1,6}Z?")
+# A live task line as `compaction.tables` writes it: "<id> <title> (waiting on <who>)", or
+# "<id> <title> (blocked)".
+_TASK_LINE = re.compile(r"(\S+) (.+) \((?:waiting on [^()]*|blocked)\)")
+
+
+def is_time_fragment(value: str) -> bool:
+    """Whether `value` is a piece of an ISO date-time rather than an id."""
+    return _TIME_FRAGMENT.fullmatch(value) is not None
 
 
 @dataclass
@@ -85,6 +103,8 @@ class Checkpoint:
         for name in ("attempts", "failures"):
             found = (Attempt.from_json(a) for a in known.get(name) or [])
             known[name] = [a for a in found if a is not None]
+        # Checkpoints stored before time fragments were told from ids may hold some.
+        known["ids"] = [str(i) for i in known.get("ids") or [] if not is_time_fragment(str(i))]
         times = known.get("commitment_times")
         known["commitment_times"] = {
             str(k): {str(a): str(b) for a, b in v.items()}
@@ -206,8 +226,32 @@ _LABELS = (
 )
 
 
+def carried_commitments(cp: Checkpoint) -> dict[str, str]:
+    """The commitments a live task line of `cp` shows already: title -> that line.
+
+    The task's title is the commitment's text (`compaction.protected` takes a task's commitment
+    from the title it was created with), so the line holds the exact string the guard looks for.
+    """
+    commitments = set(cp.commitments)
+    out: dict[str, str] = {}
+    for line in [*cp.pending_tasks, *cp.blocked_tasks]:
+        found = _TASK_LINE.fullmatch(line)
+        if found and found.group(2) in commitments and found.group(2) not in out:
+            out[found.group(2)] = line
+    return out
+
+
+def _shown_elsewhere(cp: Checkpoint) -> set[str]:
+    """The ids that a live line of `cp` (a pending or blocked task, an approval) names."""
+    live = "\n".join([*cp.pending_tasks, *cp.blocked_tasks, *cp.approvals])
+    return {i for i in cp.ids if re.search(rf"(?<![\w-]){re.escape(i)}(?![\w-])", live)}
+
+
 def render(cp: Checkpoint, *, title: str = "Checkpoint of earlier conversation") -> str:
-    """The checkpoint as the model reads it: one labelled line per entry, exact strings kept."""
+    """The checkpoint as the model reads it: one labelled line per entry, exact strings kept,
+    each shown once (a commitment on its live task's line, an id on its record's)."""
+    carried = carried_commitments(cp)
+    on_lines = {line: text for text, line in carried.items()}
     lines = [f"[{title}"]
     if cp.covers:
         first, last = cp.covers[0], cp.covers[-1]
@@ -220,14 +264,19 @@ def render(cp: Checkpoint, *, title: str = "Checkpoint of earlier conversation")
         if isinstance(value, str):
             lines.append(f"{label}: {value}")
         elif name == "ids":
-            lines.append(f"{label}: {', '.join(value)}")
+            skip = _shown_elsewhere(cp)
+            if shown_ids := [i for i in value if i not in skip]:
+                lines.append(f"{label}: {', '.join(shown_ids)}")
         elif name in ("failures", "attempts"):
             shown = [_attempt_text(a, name) for a in value]
             if shown := [t for t in shown if t]:
                 lines.append(f"{label}:")
                 lines.extend(f"- {t}" for t in shown)
         elif name == "commitments":
-            lines.extend(_commitment_lines(cp, label))
+            lines.extend(_commitment_lines(cp, label, [c for c in value if c not in carried]))
+        elif name in ("pending_tasks", "blocked_tasks"):
+            lines.append(f"{label}:")
+            lines.extend(f"- {_task_with_times(cp, v, on_lines.get(v))}" for v in value)
         else:
             lines.append(f"{label}:")
             lines.extend(f"- {v}" for v in value)
@@ -236,13 +285,23 @@ def render(cp: Checkpoint, *, title: str = "Checkpoint of earlier conversation")
     return "\n".join(lines)
 
 
-def _commitment_lines(cp: Checkpoint, label: str) -> list[str]:
+def _task_with_times(cp: Checkpoint, line: str, commitment: str | None) -> str:
+    """A live task line, with when the commitment it carries was made and falls due."""
+    if commitment is None:
+        return line
+    when = cp.commitment_times.get(commitment, {})
+    said, due = shown_time(when.get("said", "")), shown_time(when.get("due", ""))
+    shown = ", ".join(p for p in (f"said {said}" if said else "", f"due {due}" if due else "") if p)
+    return f"{line}: {shown}" if shown else line
+
+
+def _commitment_lines(cp: Checkpoint, label: str, commitments: list[str]) -> list[str]:
     """The commitments under one heading per day they were made on, each with the minute it
     was made where that differs from the line before: a long session's hundreds of
     commitments would otherwise repeat the same date on every line (a dozen tokens each)."""
     lines: list[str] = []
     day = minute = None
-    for text in cp.commitments:
+    for text in commitments:
         when = cp.commitment_times.get(text, {})
         said, due = shown_time(when.get("said", "")), shown_time(when.get("due", ""))
         said_day, _, said_minute = said.partition(" ")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compaction.attempts import Attempt, arguments_json, error_text, record
-from compaction.checkpoint import Checkpoint
+from compaction.checkpoint import Checkpoint, is_time_fragment
 
 # A user turn that corrects something earlier. Matched per sentence, case-insensitively.
 _CORRECTION = re.compile(
@@ -105,10 +105,12 @@ def is_correction(text: str) -> bool:
 
 
 def find_ids(text: str) -> list[str]:
+    """Codes, references and URLs in `text`; a date-time is not one (a due time is kept with
+    its commitment, and "2026-09-01T23" of "2026-09-01T23:00" would read as a code)."""
     out: list[str] = []
     for match in _IDS.finditer(text):
         value = match.group(0).rstrip(".,;:")
-        if value not in out:
+        if value not in out and not is_time_fragment(value):
             out.append(value)
     return out
 
