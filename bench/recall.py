@@ -31,14 +31,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.recall_memory import Memory, generate
+from bench.recall_memory import Memory, Question, generate
 from config import Settings, load_settings
 from context.admission import admit_turn
 from context.conversation import Conversation, Prefix
 from context.inputs import Request
 from context.ledger import Ledger
-from context.recall import recall, search
-from context.when import parse
+from context.recall import Asked, recall
 from memory.search import EmbedderLike
 from memory.store import Store
 
@@ -51,7 +50,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notes", type=int, default=5000, help="notes in memory (5000)")
     parser.add_argument("--facts", type=int, default=300, help="planted facts asked about (300)")
     parser.add_argument("--seed", type=int, default=2, help="the generated memory's seed (2)")
+    parser.add_argument(
+        "--blind",
+        type=Path,
+        metavar="TSV",
+        help="ask these questions (kind, question, note; written blind) instead of the "
+        "generated ones, over the same memory",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+
+
+def load_questions(path: Path) -> list[Question]:
+    """Questions from a TSV of kind, question and the right note's text (# starts a comment)."""
+    out: list[Question] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) != 3 or not all(p.strip() for p in parts):
+            raise ValueError(f"{path}:{number}: expected kind, question and note, tab-separated")
+        kind, text, answer = (p.strip() for p in parts)
+        out.append(Question(text, answer, kind))
+    return out
 
 
 def _embeddings(
@@ -90,10 +110,12 @@ def measure(
     embedder: EmbedderLike | None = None,
     tokenizer: object | None = None,
     cache: Path = CACHE,
+    questions: list[Question] | None = None,
 ) -> dict[str, Any]:
     """Build the memory, ask every question, and return the figures (see the module doc).
 
     The engines are loaded when not given; `cache` keeps the notes' embeddings between runs.
+    `questions` replace the generated ones; each one's note must be in the memory.
     """
     settings = (settings or load_settings()).model_copy(deep=True)
     settings.context.evidence_hits = LANE
@@ -107,6 +129,16 @@ def measure(
         tokenizer = load_tokenizer(settings)
     start = time.perf_counter()
     memory = generate(notes, facts, seed)
+    if questions is not None:
+        texts = {n.text for n in memory.notes}
+        absent = [q.answer for q in questions if q.answer not in texts]
+        if absent:
+            raise ValueError(
+                f"{len(absent)} questions' notes are not in the memory of {notes:,} notes, "
+                f"seed {seed} (the first: {absent[0]!r}); use the --notes and --seed they "
+                "were written for"
+            )
+        memory.questions = questions
     matrix = _embeddings(embedder, [n.text for n in memory.notes], cache)
     t_embedded = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="annie-recall-") as folder:
@@ -150,13 +182,11 @@ def _ask(
         t = time.perf_counter()
         evidence = recall(store, q.text, settings, lambda: embedder, now=memory.now)
         latency.append((time.perf_counter() - t) * 1000.0)
-        # The same search again without embedding the question: what the store's side costs.
-        when = parse(q.text, memory.now)
-        query = when.rest if when is not None and when.rest.strip() else q.text
-        vector = embedder.embed([query])[0]
+        # The same again without embedding the question: what the store's side costs.
+        vector, focus = Asked.of(store, q.text, memory.now).embed(embedder)
         t = time.perf_counter()
-        search(
-            store, query, vector, when, limit=LANE, floor=settings.context.evidence_min_similarity
+        Asked.of(store, q.text, memory.now).search(
+            store, vector, focus, limit=LANE, floor=settings.context.evidence_min_similarity
         )
         searching.append((time.perf_counter() - t) * 1000.0)
         conv = Conversation(f"recall-{i}", Prefix(""))
@@ -203,8 +233,9 @@ def _ask(
 
 
 def _print(f: dict[str, Any]) -> None:
+    asked = f" from {f['questions_from']}" if "questions_from" in f else ""
     print(
-        f"recall over {f['notes']:,} notes, {f['questions']} questions (seed {f['seed']}, "
+        f"recall over {f['notes']:,} notes, {f['questions']} questions{asked} (seed {f['seed']}, "
         f"lane of {f['lane']} notes, floor {f['floor']})"
     )
     print(
@@ -229,7 +260,14 @@ def run(args: argparse.Namespace) -> int:
     if args.notes < 1 or args.facts < 1:
         print("error: --notes and --facts must be at least 1")
         return 2
-    figures = measure(args.notes, args.facts, seed=args.seed)
+    try:
+        questions = load_questions(args.blind) if args.blind is not None else None
+        figures = measure(args.notes, args.facts, seed=args.seed, questions=questions)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}")
+        return 2
+    if args.blind is not None:
+        figures["questions_from"] = str(args.blind)
     if args.json:
         print(json.dumps(figures))
     else:

@@ -13,15 +13,29 @@ trip") is searched without its time phrase, first among the notes written in the
 names (`context/when.py`; an event is dated by the note that mentions it), and those notes
 rank ahead of any from other times, which only fill the places left. So the Tuesday note wins
 over a newer one on the same subject, and a slightly wrong date still finds the note.
+
+A question that names someone or something the notes mention ("what should I pour for
+Mia?") looks first among the notes that mention it, and ranks those by what the question asks
+about that person rather than by the name: the name's own direction is taken out of the
+question's and each note's embedding before they are compared. A name weighs so much in a
+short sentence's embedding that otherwise every note about Mia scores alike, and "Mia is
+coming over on Friday for dinner" outranks "Mia always asks for rooibos".
+
+The lane is filled by maximal marginal relevance: each next note is the best by score less a
+share of its similarity to the notes already taken, so five places do not go to five
+rewordings of one kind of note ("coming over on Tuesday", "... on Friday", ...) while the
+note asked about waits sixth.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import weakref
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +43,7 @@ import numpy.typing as npt
 from config import Settings
 from context.inputs import Evidence
 from context.when import When, parse
+from memory.fts import STOPWORDS
 from memory.rows import Hit, from_iso
 from memory.search import EmbedderLike
 from memory.store import Store
@@ -51,6 +66,42 @@ NEAR_DUPLICATE = 0.9
 _WORD = re.compile(r"[a-z0-9]+")
 # Candidates searched per place in the lane, so passing over near-duplicates still fills it.
 POOL = 3
+# Maximal marginal relevance: the share of a candidate's highest similarity to a note already
+# in the lane that is taken off its score. At 0.5 a rewording (similarity 0.95) loses about
+# 0.48, enough for a different note about the same person to pass it; a note that is the other
+# answer ("... on Friday" beside "... on Tuesday") still passes a weaker, unrelated one.
+DIVERSITY = 0.5
+# Added to the score of a note that mentions a name the question says: below the time
+# window's bonus (a named note from another time comes after the window's notes), above
+# every plain score (at most 1 + LEXICAL_WEIGHT).
+NAMED_BONUS = 1.2
+# A word the question says in lower case is a name when at least this share of the notes
+# that have it capitalize it.
+CAPITALIZED_SHARE = 0.8
+# Notes read per name (the newest): more than any one person's notes in a large memory.
+NAMED_POOL = 400
+_WORDS = re.compile(r"\b\w[\w'\u2019-]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
+# Capitalized at the start of a sentence, never a name there ("Will" is one elsewhere).
+# fmt: off
+_NOT_NAMES = frozenset([
+    "a", "after", "also", "and", "any", "anything", "are", "before", "but", "can", "could",
+    "did", "do", "does", "during", "for", "had", "has", "have", "how", "i", "if", "in", "is",
+    "it", "last", "may", "might", "must", "on", "or", "remind", "shall", "should", "so", "tell",
+    "that", "the", "then", "there", "this", "was", "what", "when", "where", "which", "who",
+    "whom", "whose", "why", "will", "with", "would", "yes", "yesterday", "you",
+])
+# Days and months are times (`context.when` reads them), never names, wherever they stand.
+_NEVER_NAMES = frozenset([
+    "i", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+])
+# fmt: on
+# The embedding of each name said alone, per embedder (computed with the question's).
+_NAME_VECTORS: weakref.WeakKeyDictionary[object, dict[str, npt.NDArray[np.float32]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def recall(
@@ -76,15 +127,10 @@ def recall(
         model = store.notes.embedder or embedder()
         if model is None:
             return []  # no similarity, no relevance floor: search_memory still works
-        when = parse(text, now or datetime.now().astimezone())
-        query = when.rest if when is not None and when.rest.strip() else text
-        hits = search(
-            store,
-            query,
-            model.embed([query])[0],
-            when,
-            limit=ctx.evidence_hits,
-            floor=ctx.evidence_min_similarity,
+        asked = Asked.of(store, text, now or datetime.now().astimezone())
+        vector, focus = asked.embed(model)
+        hits = asked.search(
+            store, vector, focus, limit=ctx.evidence_hits, floor=ctx.evidence_min_similarity
         )
     except Exception as exc:
         log.warning("recall for the evidence lane failed: %s", exc)
@@ -102,6 +148,74 @@ def recall(
     ]
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A question read for recall: its words without the time phrase, the time, the names."""
+
+    query: str
+    when: When | None
+    names: list[str]
+
+    @classmethod
+    def of(cls, store: Store, text: str, now: datetime) -> Asked:
+        when = parse(text, now)
+        query = when.rest if when is not None and when.rest.strip() else text
+        return cls(query, when, named(store, query))
+
+    def embed(
+        self, model: EmbedderLike
+    ) -> tuple[npt.NDArray[np.float32], dict[str, npt.NDArray[np.float32]]]:
+        """The query's embedding and each name's, in one call; names are kept per embedder."""
+        known = _NAME_VECTORS.setdefault(model, {})
+        new = [n for n in self.names if n not in known]
+        vectors = model.embed([self.query, *new])
+        for name, vector in zip(new, vectors[1:], strict=True):
+            if len(known) >= 1024:
+                known.clear()
+            known[name] = vector
+        return vectors[0], {n: known[n] for n in self.names}
+
+    def search(
+        self,
+        store: Store,
+        vector: npt.NDArray[np.float32],
+        focus: dict[str, npt.NDArray[np.float32]],
+        *,
+        limit: int,
+        floor: float,
+    ) -> list[Hit]:
+        return search(store, self.query, vector, self.when, limit=limit, floor=floor, focus=focus)
+
+
+def named(store: Store, query: str) -> list[str]:
+    """The names `query` says, in the order said: words the notes capitalize within a
+    sentence (`memory.names`), not a question word at the start of one of the query's
+    sentences. Case in the query does not matter, so a typed "what does ines drink" finds
+    Ines as a transcript's "Ines" would."""
+    words: list[str] = []
+    for match in _WORDS.finditer(query):
+        word = re.sub(r"['\u2019]s$", "", match.group())
+        lower = word.lower()
+        if len(word) < 2 or lower in _NEVER_NAMES or lower in STOPWORDS:
+            continue
+        first = _SENTENCE_START.search(query[: match.start()]) is not None
+        if lower in _NOT_NAMES and (first or not word[0].isupper()):
+            continue
+        if lower not in (w.lower() for w in words):
+            words.append(word)
+    if not words:
+        return []
+    found, _ = store.notes.names_among(words)
+    out: list[str] = []
+    for word in words:
+        count, capitalized = found.get(word.lower(), (0, 0.0))
+        # Said in lower case, a word is a name only where the notes nearly always capitalize
+        # it: "time" is in "In Our Time", and far more often in "opening time".
+        if count and (word[0].isupper() or capitalized >= CAPITALIZED_SHARE):
+            out.append(word[0].upper() + word[1:])
+    return out
+
+
 def search(
     store: Store,
     query: str,
@@ -110,27 +224,85 @@ def search(
     *,
     limit: int,
     floor: float,
+    focus: dict[str, npt.NDArray[np.float32]] | None = None,
 ) -> list[Hit]:
     """The notes for `query` above the similarity floor, those written within `when` first,
-    near-duplicates of a better note passed over."""
-    return _distinct(
-        store, _ranked(store, query, vector, when, limit=POOL * limit, floor=floor), limit
-    )
+    then those mentioning a name in `focus` (name: its embedding), chosen by maximal
+    marginal relevance with restatements of a better note passed over."""
+    hits = _ranked(store, query, vector, when, limit=POOL * limit, floor=floor)
+    if focus:
+        hits = _with_named(store, hits, vector, when, focus, floor, POOL * limit)
+    return _distinct(store, hits, limit)
+
+
+def _with_named(
+    store: Store,
+    hits: list[Hit],
+    vector: npt.NDArray[np.float32],
+    when: When | None,
+    focus: dict[str, npt.NDArray[np.float32]],
+    floor: float,
+    limit: int,
+) -> list[Hit]:
+    """`hits` with the notes that mention a focused name added or lifted by `NAMED_BONUS`,
+    ranked among themselves by the question's meaning with the name's direction taken out."""
+    if when is not None and when.anchor:
+        when = _dated(store, when)
+    scored = {h.id: h for h in hits}
+    windowed = when is not None and (when.since is not None or when.until is not None)
+    for name, direction in focus.items():
+        ids = store.notes.mentioning(name)[-NAMED_POOL:]
+        if not ids:
+            continue
+        matrix = store.notes.embeddings(ids)
+        cosine = matrix @ vector
+        aspect = _without(matrix, direction) @ _without(vector[None, :], direction)[0]
+        # The name alone does not make a note relevant: the plain similarity holds the floor.
+        passing = [(i, float(a)) for i, c, a in zip(ids, cosine, aspect, strict=True) if c >= floor]
+        if not windowed:  # only the best can place, so only they are read
+            passing = sorted(passing, key=lambda p: -p[1])[:limit]
+        for hit in store.notes.scored(passing):
+            bonus = NAMED_BONUS + (IN_WINDOW_BONUS if _inside(hit, when) else 0.0)
+            score = hit.score + bonus
+            if hit.id not in scored or scored[hit.id].score < score:
+                scored[hit.id] = replace(hit, score=score)
+    return sorted(scored.values(), key=lambda h: -h.score)[:limit]
+
+
+def _without(matrix: npt.NDArray[np.float32], direction: npt.NDArray[np.float32]) -> Any:
+    """Each row with its component along `direction` removed, normalized again."""
+    unit = direction / max(float(np.linalg.norm(direction)), 1e-9)
+    rest = matrix - np.outer(matrix @ unit, unit)
+    return rest / np.maximum(np.linalg.norm(rest, axis=1, keepdims=True), 1e-9)
+
+
+def _inside(hit: Hit, when: When | None) -> bool:
+    if when is None or (when.since is None and when.until is None):
+        return False
+    at = from_iso(hit.timestamp)
+    return (when.since is None or at >= when.since) and (when.until is None or at < when.until)
 
 
 def _distinct(store: Store, hits: list[Hit], limit: int) -> list[Hit]:
+    """Up to `limit` of `hits` by maximal marginal relevance, restatements passed over."""
     if len(hits) <= 1:
         return hits[:limit]
     vectors = store.notes.embeddings([h.id for h in hits])
+    similar = vectors @ vectors.T
     words = [set(_WORD.findall(h.text.lower())) for h in hits]
+    left = list(range(len(hits)))
     kept: list[int] = []
-    for i in range(len(hits)):
-        close = [k for k in kept if float(vectors[k] @ vectors[i]) >= NEAR_DUPLICATE]
-        if any(words[i] <= words[k] for k in close):
-            continue
-        kept.append(i)
-        if len(kept) == limit:
-            break
+    while left and len(kept) < limit:
+        best = max(
+            left,
+            key=lambda i: (
+                hits[i].score - DIVERSITY * max((float(similar[i, k]) for k in kept), default=0.0)
+            ),
+        )
+        left.remove(best)
+        close = [k for k in kept if float(similar[best, k]) >= NEAR_DUPLICATE]
+        if not any(words[best] <= words[k] for k in close):
+            kept.append(best)
     return [hits[i] for i in kept]
 
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from context.spoken import count_words, join_spoken, spoken_time, spoken_when
 from context.state_rules import Day
 from memory import approvals
+from memory.fts import STOPWORDS
 from memory.rows import ApprovalRow, Hit, TaskRow, from_iso
-from memory.search import STOPWORDS
 
 if TYPE_CHECKING:
     from memory.store import Store

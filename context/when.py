@@ -85,6 +85,10 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("recently", re.compile(r"\b(?:recently|lately|the other day)\b")),
 ]
+# "Monday to Friday" names the days something happens, not the day something was said.
+_DAY_SPAN = re.compile(
+    rf"\b(?:{_DAY})s?\s*(?:to|through|thru|till|until|-|\u2013)\s*(?:{_DAY})s?\b"
+)
 # Words that only frame the time phrase ("on", "from") and would be left dangling.
 _DANGLING = re.compile(r"\s+(?:on|from|in|during|back)\s*(?=[?.!,]|$)")
 
@@ -200,7 +204,8 @@ def parse(text: str, now: datetime) -> When | None:
     `now` must carry its time zone (day boundaries are the user's, not UTC's)."""
     if now.tzinfo is None:
         raise ValueError("parse needs an aware `now` (a time zone decides where days begin)")
-    lowered = text.lower()
+    # Spans of weekdays are blanked (same length, so match positions still index `text`).
+    lowered = _DAY_SPAN.sub(lambda m: " " * len(m.group()), text.lower())
     for rule, pattern in _RULES:
         m = pattern.search(lowered)
         if m is None:

@@ -8,7 +8,6 @@ process's writes are noticed by the table's row count and highest id).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
@@ -17,6 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.db import NotFoundError, Records, RowMissing, StoreBase, guarded, where_in
+from memory.fts import fts_query
+from memory.names import NameIndex
 from memory.rows import NOTE_COLUMNS, Hit, NoteRow, make_id, note_row, parse_id, to_iso, utc_now
 from memory.vectors import NoteVectors, to_blob
 
@@ -26,39 +27,11 @@ RRF_K = 60
 # How many candidates each method contributes before fusion.
 CANDIDATES = 50
 
-_TERM = re.compile(r"\w[\w\-./:#]*\w|\w", re.UNICODE)
-
 
 class EmbedderLike(Protocol):
     dim: int
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
-
-
-# Function words match nearly every note; with OR semantics they would let a note that shares
-# only "the" outrank a true paraphrase in the fused list. Dropped unless nothing else is left.
-# fmt: off
-STOPWORDS = frozenset([
-    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do",
-    "does", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how", "i", "if",
-    "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "she",
-    "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
-    "those", "to", "too", "was", "we", "were", "what", "when", "where", "which", "who", "whom",
-    "why", "will", "with", "would", "you", "your", "about", "any", "anything", "something",
-    "get", "got", "tell", "show", "find",
-])
-# fmt: on
-
-
-def fts_query(text: str) -> str:
-    """A safe FTS5 MATCH expression: content terms quoted, joined by OR.
-
-    Quoting makes FTS5 syntax characters inert; a term such as `INV-48213` stays a phrase
-    ("inv 48213") so an exact identifier matches exactly.
-    """
-    terms = [t.replace('"', "") for t in _TERM.findall(text)]
-    content = [t for t in terms if t.lower() not in STOPWORDS]
-    return " OR ".join(f'"{t}"' for t in (content or terms) if t)
 
 
 _NOTE_COLUMNS = NOTE_COLUMNS
@@ -81,6 +54,7 @@ class Notes(Records):
         # searches go hybrid); None keeps notes lexical.
         self.embedder = embedder
         self.vectors = NoteVectors(store)
+        self.names = NameIndex(store)
 
     # --- writing ------------------------------------------------------------------------
 
@@ -157,6 +131,29 @@ class Notes(Records):
     def any(self) -> bool:
         """Whether any note exists (cheap: lets per-turn recall skip loading an embedder)."""
         return bool(self.store.all("SELECT 1 FROM notes LIMIT 1"))
+
+    @guarded
+    def names_among(self, words: Iterable[str]) -> tuple[dict[str, tuple[int, float]], int]:
+        """Of `words`, those the notes use as names (`memory.names`; said in lower case, as a
+        name of its own), each with how many current notes capitalize it and the share of its
+        notes that do; and how many current notes there are."""
+        index = self.names.current()
+        found = {
+            w.lower(): (len(index.mentions(w)), index.capitalized_share(w))
+            for w in words
+            if (index.is_name(w) if w[:1].isupper() else index.is_name_alone(w))
+        }
+        return found, index.total
+
+    @guarded
+    def mentioning(self, name: str) -> list[str]:
+        """The ids of the current notes that spell `name` with a capital, oldest first."""
+        return [make_id("notes", n) for n in self.names.current().mentions(name)]
+
+    @guarded
+    def scored(self, scores: Sequence[tuple[str, float]]) -> list[Hit]:
+        """These notes (id, score) as hits, in the order given (ids no longer stored: left out)."""
+        return self._hits([(parse_id("notes", i), s) for i, s in scores])
 
     @guarded
     def recent(self, limit: int = 5) -> list[NoteRow]:

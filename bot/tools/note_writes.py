@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from bot.tools.base import ToolOutput
 from bot.tools.corrections import corrected_note
+from memory.fts import STOPWORDS
 from memory.provenance import INFERRED, SAID, claim
 from memory.rows import parse_when, to_iso, utc_now
-from memory.search import STOPWORDS
 
 if TYPE_CHECKING:
     from memory.rows import NoteRow

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.recall import measure
-from bench.recall_memory import generate
+from bench.recall import load_questions, measure
+from bench.recall_memory import Question, generate
 from config import Settings
 from models.base import Embedder, Tokenizer
 
@@ -50,3 +50,36 @@ def test_a_small_bench_reports_recall_tokens_latency_and_false_certainty(
     assert 0 < f["recall_ms_p50"] <= f["recall_ms_p95"]
     assert 0 < f["search_ms_p50"] <= f["search_ms_p95"]
     assert list(tmp_path.glob("*.npy"))  # the notes' embeddings were cached
+
+
+def test_blind_questions_load_and_name_notes_of_the_memory_they_were_written_for(
+    tmp_path: Path,
+) -> None:
+    folder = Path(__file__).parents[1] / "fixtures" / "recall_blind"
+    texts = {n.text for n in generate(5000, 300, seed=2).notes}
+    for path in sorted(folder.glob("round*.tsv")):
+        questions = load_questions(path)
+        assert len(questions) == 200, path
+        assert all(q.answer in texts for q in questions), path
+        assert {q.kind for q in questions} == {"fact", "dated", "event"}
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("# a comment\nfact\tWhat does Mia drink?\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad.tsv:2: expected kind, question and note"):
+        load_questions(bad)
+
+
+def test_blind_questions_for_another_memory_are_refused_with_the_reason(
+    model_settings: Settings, embedder: Embedder, tokenizer: Tokenizer, tmp_path: Path
+) -> None:
+    asked = [Question("What does Mia drink?", "Mia always asks for rooibos.", "fact")]
+    with pytest.raises(ValueError, match="not in the memory of 50 notes, seed 2"):
+        measure(
+            50,
+            5,
+            seed=2,
+            settings=model_settings,
+            embedder=embedder,
+            tokenizer=tokenizer,
+            cache=tmp_path,
+            questions=asked,
+        )

@@ -81,3 +81,10 @@ def test_no_time_phrase_no_window(question: str) -> None:
 def test_a_naive_now_is_refused() -> None:
     with pytest.raises(ValueError, match="time zone"):
         parse("yesterday", datetime(2026, 3, 27, 19, 0))
+
+
+def test_a_span_of_weekdays_is_when_something_happens_not_when_it_was_said() -> None:
+    assert parse("How early is the gym open Monday to Friday?", NOW) is None
+    assert parse("what time does the pool open mondays through fridays", NOW) is None
+    said = parse("What did I say on Tuesday about the gym's hours Monday to Friday?", NOW)
+    assert said is not None and said.phrase == "on tuesday"

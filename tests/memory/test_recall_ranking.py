@@ -78,3 +78,50 @@ def test_recall_passes_over_a_restatement_but_keeps_notes_that_differ_in_a_word(
     # Friday is as close to Tuesday by meaning, but it is the other answer: both are recalled.
     assert ids[2] in found
     store.close()
+
+
+def _a_friend_among_many(store: Store) -> list[str]:
+    """Mia's eleven facts among her visits and errands, and the same facts about others."""
+    facts = [
+        "Mia's shoe size is 38.",
+        "Mia was born on June 9.",
+        "Mia reacts badly to gluten, never serve it.",
+        "Mia always asks for rooibos.",
+        "Mia's mobile number is 07700 900123.",
+        "Mia works at Northwind Logistics.",
+        "Mia's spaniel called Rufus lives with them.",
+        "Mia lives in Bristol.",
+        "Gift idea for Mia: a telescope.",
+        "Mia is married to Kwame.",
+        "Mia drives a blue Golf.",
+    ]
+    days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    meals = ["dinner", "lunch", "drinks", "coffee", "brunch"]
+    chatter = [f"Mia is coming over on {d} for {m}." for d in days for m in meals]
+    chatter += [f"Borrowed the {t} from Mia." for t in ("drill", "step ladder", "camping stove")]
+    others = [f"{n}'s favourite drink is {d}." for n, d in [("Tom", "lemonade"), ("Leo", "tea")]]
+    others += [f"{n} is allergic to peanuts." for n in ("Tom", "Leo", "Sam")]
+    ids = store.notes.add_many([{"text": t} for t in facts + chatter + others])
+    return ids[: len(facts)]
+
+
+def test_a_question_about_someone_finds_the_fact_asked_not_their_visits(
+    tmp_path: Path, embedder: Embedder, settings: Settings
+) -> None:
+    store = Store(tmp_path / "annie.db", embedder=embedder)
+    facts = _a_friend_among_many(store)
+    settings.context.evidence_hits = 3
+    now = datetime(2026, 3, 27, 19, 0, tzinfo=UTC)
+    asked = {
+        "Is Mia allergic to anything?": facts[2],
+        "is mia allergic to anything": facts[2],  # typed, without capitals
+        "Is there any food Mia can't have?": facts[2],
+        "Does Mia have a dog?": facts[6],
+        "Which motor is Mia's?": facts[10],
+    }
+    for question, right in asked.items():
+        found = recall(store, question, settings, lambda: embedder, now)
+        assert right in [e.id for e in found], (question, [e.text for e in found])
+        # Three places do not go to three rewordings of one visit.
+        assert sum("coming over" in e.text for e in found) <= 2, question
+    store.close()
