@@ -75,6 +75,9 @@ DIVERSITY = 0.5
 # window's bonus (a named note from another time comes after the window's notes), above
 # every plain score (at most 1 + LEXICAL_WEIGHT).
 NAMED_BONUS = 1.2
+# How far under the floor a note that says the name asked about may score ("When should I
+# send Ines a card for turning a year older?" is 0.33 from "Ines was born on October 21.").
+NAMED_FLOOR_MARGIN = 0.1
 # A word the question says in lower case is a name when at least this share of the notes
 # that have it capitalize it.
 CAPITALIZED_SHARE = 0.8
@@ -196,10 +199,11 @@ def named(store: Store, query: str) -> list[str]:
     for match in _WORDS.finditer(query):
         word = re.sub(r"['\u2019]s$", "", match.group())
         lower = word.lower()
-        if len(word) < 2 or lower in _NEVER_NAMES or lower in STOPWORDS:
+        if len(word) < 2 or lower in _NEVER_NAMES:
             continue
         first = _SENTENCE_START.search(query[: match.start()]) is not None
-        if lower in _NOT_NAMES and (first or not word[0].isupper()):
+        # Capitalized inside a sentence, even "Will" is a name; elsewhere a common word is not.
+        if (first or not word[0].isupper()) and (lower in STOPWORDS or lower in _NOT_NAMES):
             continue
         if lower not in (w.lower() for w in words):
             words.append(word)
@@ -257,8 +261,10 @@ def _with_named(
         matrix = store.notes.embeddings(ids)
         cosine = matrix @ vector
         aspect = _without(matrix, direction) @ _without(vector[None, :], direction)[0]
-        # The name alone does not make a note relevant: the plain similarity holds the floor.
-        passing = [(i, float(a)) for i, c, a in zip(ids, cosine, aspect, strict=True) if c >= floor]
+        # The name alone does not make a note relevant: the plain similarity holds the floor,
+        # lowered by a little for a note that says the name asked about.
+        least = floor - NAMED_FLOOR_MARGIN
+        passing = [(i, float(a)) for i, c, a in zip(ids, cosine, aspect, strict=True) if c >= least]
         if not windowed:  # only the best can place, so only they are read
             passing = sorted(passing, key=lambda p: -p[1])[:limit]
         for hit in store.notes.scored(passing):

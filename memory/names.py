@@ -76,9 +76,14 @@ class NameIndex:
     def __init__(self, store: StoreBase) -> None:
         self.store = store
         self._index: _Index | None = None
+        self._mark: tuple[int, int] | None = None  # the file's change mark when last checked
 
     def current(self) -> _Index:
-        """The index, brought up to date with the file (one cheap query when nothing changed)."""
+        """The index, brought up to date with the file (a mark read when nothing changed)."""
+        mark = self.store.change_mark()
+        if self._index is not None and mark == self._mark:
+            return self._index
+        self._mark = mark
         # The same signature as the vectors' (`memory.vectors`): count(*) reads the small kind
         # index, max(n) the end of the key, the superseded count a partial index.
         row = self.store.one(

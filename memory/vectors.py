@@ -61,6 +61,7 @@ class NoteVectors:
     def __init__(self, store: StoreBase) -> None:
         self.store = store
         self._vectors: _Vectors | None = None
+        self._mark: tuple[int, int] | None = None  # the file's change mark when last checked
 
     def written(
         self,
@@ -168,6 +169,10 @@ class NoteVectors:
 
     def _current(self) -> _Vectors:
         """The matrix, brought up to date with the file (called under the store lock)."""
+        mark = self.store.change_mark()
+        if self._vectors is not None and mark == self._mark:
+            return self._vectors
+        self._mark = mark
         # count(*) reads the small kind index and max(n) the end of the key: both stay cheap
         # at any size, unlike a scan of the embedding column.
         stats = self.store.one(
