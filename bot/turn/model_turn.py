@@ -47,7 +47,9 @@ async def model_turn(
     """The model path of one turn, from admission to `TurnDone` (or the interrupted answer)."""
     turn_id = request.turn_id
     t_recall = time.perf_counter()
-    evidence = await asyncio.to_thread(recall, t.store, request.text, t.settings, t.embedder)
+    evidence = t.recalled
+    if evidence is None:
+        evidence = await asyncio.to_thread(recall, t.store, request.text, t.settings, t.embedder)
     # Each note with its record's provenance; private ones only where nothing sends data out.
     sends_out = t.tools.sends_out(t.allowed)
     evidence = with_provenance(t.store, evidence, sends_out=sends_out)

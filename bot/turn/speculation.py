@@ -36,6 +36,7 @@ from context.snapshot import safe_snapshot
 if TYPE_CHECKING:
     from bot.turn.answers import AnswerChain
     from bot.turn.turn_context import TurnContext
+    from context.inputs import Evidence
 
 _NOT_WORD = re.compile(r"[^\w']+")
 
@@ -55,6 +56,7 @@ class AheadStats:
     used: int = 0  # the turn came with the words prepared for
     dropped: int = 0  # the words differed, or the user spoke on
     skipped: int = 0  # not prepared: a turn was running, or the prompt would need compacting
+    recalled: int = 0  # turns that admitted the notes recalled in the pause, not searching again
     ms: list[float] = field(default_factory=list)  # time each preparation took
 
 
@@ -65,13 +67,25 @@ class Ahead:
         self.words: str | None = None
         self.stats = AheadStats()
         self._stop = threading.Event()
+        # The notes recalled for the words prepared for, kept for the turn that says them.
+        self._recalled: tuple[str, list[Evidence]] | None = None
 
     def drop(self) -> None:
         """The user speaks on: what was prepared is not for them; stop evaluating it."""
         if self.words is not None:
             self.stats.dropped += 1
         self.words = None
+        self._recalled = None
         self._stop.set()
+
+    def recalled(self, text: str) -> list[Evidence] | None:
+        """The notes recalled in the pause for `text`, once (None when there are none for it):
+        recall searched with the same words, so the turn need not search again."""
+        kept, self._recalled = self._recalled, None
+        if kept is None or not same_words(text, kept[0]):
+            return None
+        self.stats.recalled += 1
+        return kept[1]
 
     def settle(self, text: str) -> bool:
         """A turn starts with `text`: keep what was prepared when it is for the same words
@@ -104,10 +118,11 @@ class Ahead:
             self.stats.ms.append((time.perf_counter() - started) * 1000.0)
 
     async def _evaluate(self, t: TurnContext, text: str, stop: threading.Event) -> None:
-        evidence = await asyncio.to_thread(recall, t.store, text, t.settings, t.embedder)
-        evidence = with_provenance(t.store, evidence, sends_out=t.tools.sends_out(t.allowed))
+        found = await asyncio.to_thread(recall, t.store, text, t.settings, t.embedder)
         if stop.is_set() or self.words != text:
             return  # the turn began meanwhile (it builds its own prompt), or the user went on
+        self._recalled = (text, found)
+        evidence = with_provenance(t.store, found, sends_out=t.tools.sends_out(t.allowed))
         conv = t.conv
         # A copy under its own id: the ledger's running tally of the real one stays as it is.
         copy = dataclasses.replace(

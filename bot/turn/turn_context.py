@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from config import Settings
     from context.assembler import Assembler, Assembly
     from context.conversation import Conversation
+    from context.inputs import Evidence
     from context.ledger import Ledger
     from models.base import LLM, CallStats, Embedder
 
@@ -101,6 +102,9 @@ class TurnContext:
     allowed: frozenset[str] = frozenset()
     # The latest model call's assembly, for `Session.manifest()` and the context view.
     assembly: Assembly | None = None
+    # The notes recalled for these very words while the user paused (`bot.turn.speculation`):
+    # the turn admits them instead of searching again.
+    recalled: list[Evidence] | None = None
 
     @property
     def cancel(self) -> asyncio.Event:

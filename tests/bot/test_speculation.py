@@ -18,7 +18,7 @@ import pytest
 from bot.turn.events import StateAnswer, TextDelta
 from bot.turn.speculation import same_words
 from context.state_answers import NOTHING_PENDING
-from models.base import LLM
+from models.base import LLM, Embedder
 from models.llama_log import quiet_stderr
 from models.llm import LlamaLLM
 from tests.bot.conftest import collect, make_runtime
@@ -67,9 +67,14 @@ async def test_a_command_or_an_approval_answer_is_never_run_ahead(llm: LLM, tmp_
     await runtime.close()
 
 
-async def test_the_prompt_evaluated_in_the_pause_is_the_turns_own(llm: LLM, tmp_path: Path) -> None:
-    runtime = make_runtime(llm, tmp_path)
+async def test_the_prompt_evaluated_in_the_pause_is_the_turns_own(
+    llm: LLM, embedder: Embedder, tmp_path: Path
+) -> None:
+    runtime = make_runtime(llm, tmp_path, embedder=embedder)
     session = runtime.open_session()
+    # Written after the session opened, so its briefing does not show it already.
+    note = "The sea is very salty and full of whales."
+    noted = runtime.store.notes.add(note, embedding=embedder.embed([note])[0])
     question = "Tell me one thing about the sea."
     await collect(session, "Hello there.")  # a history to extend, as in a real conversation
     items, events = len(session.conv.items), logged(runtime, session.id)
@@ -84,6 +89,9 @@ async def test_the_prompt_evaluated_in_the_pause_is_the_turns_own(llm: LLM, tmp_
     # Everything the turn sends was evaluated while the user paused.
     assert first.evaluated_tokens <= 1 < first.reused_tokens == first.prompt_tokens
     assert session.ahead.stats.used == 1
+    # The notes recalled in the pause are the turn's: admitted, not searched for again.
+    assert session.ahead.stats.recalled == 1
+    assert any(noted in item.source_ids for item in session.conv.items if item.lane == "evidence")
     await session.close()
     await runtime.close()
 
