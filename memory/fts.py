@@ -1,8 +1,18 @@
-"""Full-text queries over notes: FTS5 MATCH expressions built safely from what a user said."""
+"""Full-text queries over notes: FTS5 MATCH expressions built safely from what a user said,
+and the bm25 ranking with the filters notes are searched by (kind, written since/until)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from memory.db import StoreBase, where_in
+from memory.rows import to_iso
+
+# Only current notes are found: a note a correction superseded is kept, never returned.
+CURRENT = "superseded_by IS NULL"
 
 _TERM = re.compile(r"\w[\w\-./:#]*\w|\w", re.UNICODE)
 
@@ -31,3 +41,53 @@ def fts_query(text: str) -> str:
     terms = [t.replace('"', "") for t in _TERM.findall(text)]
     content = [t for t in terms if t.lower() not in STOPWORDS]
     return " OR ".join(f'"{t}"' for t in (content or terms) if t)
+
+
+def _filters(
+    kinds: Iterable[str] | None, since: datetime | None, until: datetime | None
+) -> tuple[str, list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if kinds is not None:
+        kind_list = list(kinds)
+        where.append(where_in("notes.kind", kind_list))
+        params.extend(kind_list)
+    if since is not None:
+        where.append("notes.created_at >= ?")
+        params.append(to_iso(since))
+    if until is not None:
+        where.append("notes.created_at < ?")
+        params.append(to_iso(until))
+    return "".join(f" AND {w}" for w in where), params
+
+
+def rank_fts(
+    store: StoreBase,
+    query: str,
+    kinds: list[str] | None,
+    since: datetime | None,
+    until: datetime | None,
+    limit: int,
+) -> list[tuple[int, float]]:
+    """(note key, -bm25) best first; FTS5 ranks and cuts before any row is read. Called
+    under the store's lock (by `memory.search.Notes`)."""
+    match = fts_query(query)
+    if not match:
+        return []
+    extra, params = _filters(kinds, since, until)
+    if extra:
+        sql = (
+            "SELECT notes_fts.rowid AS n, bm25(notes_fts) AS rank FROM notes_fts"
+            " JOIN notes ON notes.n = notes_fts.rowid"
+            f" WHERE notes_fts MATCH ?{extra} AND notes.{CURRENT} ORDER BY rank LIMIT ?"
+        )
+    else:
+        # The superseded keys come from a partial index (a handful of rows), so the fast
+        # path stays a pure FTS5 ranking without a join.
+        sql = (
+            "SELECT rowid AS n, rank FROM notes_fts WHERE notes_fts MATCH ?"
+            " AND rowid NOT IN (SELECT n FROM notes WHERE superseded_by IS NOT NULL)"
+            " ORDER BY rank LIMIT ?"
+        )
+    rows = store.all(sql, [match, *params, int(limit)])
+    return [(int(r["n"]), -float(r["rank"])) for r in rows]

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.db import NotFoundError, Records, RowMissing, StoreBase, guarded, where_in
-from memory.fts import fts_query
+from memory.fts import CURRENT, rank_fts
 from memory.names import NameIndex
 from memory.rows import NOTE_COLUMNS, Hit, NoteRow, make_id, note_row, parse_id, to_iso, utc_now
 from memory.vectors import NoteVectors, to_blob
@@ -35,8 +35,6 @@ class EmbedderLike(Protocol):
 
 
 _NOTE_COLUMNS = NOTE_COLUMNS
-# Only current notes are found: a note a correction superseded is kept, never returned.
-_CURRENT = "superseded_by IS NULL"
 
 
 def _note(row: Any) -> NoteRow:
@@ -159,7 +157,7 @@ class Notes(Records):
     def recent(self, limit: int = 5) -> list[NoteRow]:
         """The newest current notes, newest first (the next session's briefing lists them)."""
         rows = self.table.rows_where(
-            _CURRENT, select=_NOTE_COLUMNS, order_by="n DESC", limit=int(limit)
+            CURRENT, select=_NOTE_COLUMNS, order_by="n DESC", limit=int(limit)
         )
         return [_note(r) for r in rows]
 
@@ -211,53 +209,6 @@ class Notes(Records):
 
     # --- searching ----------------------------------------------------------------------
 
-    def _filters(
-        self, kinds: Iterable[str] | None, since: datetime | None, until: datetime | None
-    ) -> tuple[str, list[Any]]:
-        where: list[str] = []
-        params: list[Any] = []
-        if kinds is not None:
-            kind_list = list(kinds)
-            where.append(where_in("notes.kind", kind_list))
-            params.extend(kind_list)
-        if since is not None:
-            where.append("notes.created_at >= ?")
-            params.append(to_iso(since))
-        if until is not None:
-            where.append("notes.created_at < ?")
-            params.append(to_iso(until))
-        return "".join(f" AND {w}" for w in where), params
-
-    def _rank_fts(
-        self,
-        query: str,
-        kinds: list[str] | None,
-        since: datetime | None,
-        until: datetime | None,
-        limit: int,
-    ) -> list[tuple[int, float]]:
-        """(note key, -bm25) best first; FTS5 ranks and cuts before any row is read."""
-        match = fts_query(query)
-        if not match:
-            return []
-        extra, params = self._filters(kinds, since, until)
-        if extra:
-            sql = (
-                "SELECT notes_fts.rowid AS n, bm25(notes_fts) AS rank FROM notes_fts"
-                " JOIN notes ON notes.n = notes_fts.rowid"
-                f" WHERE notes_fts MATCH ?{extra} AND notes.{_CURRENT} ORDER BY rank LIMIT ?"
-            )
-        else:
-            # The superseded keys come from a partial index (a handful of rows), so the fast
-            # path stays a pure FTS5 ranking without a join.
-            sql = (
-                "SELECT rowid AS n, rank FROM notes_fts WHERE notes_fts MATCH ?"
-                " AND rowid NOT IN (SELECT n FROM notes WHERE superseded_by IS NOT NULL)"
-                " ORDER BY rank LIMIT ?"
-            )
-        rows = self.store.all(sql, [match, *params, int(limit)])
-        return [(int(r["n"]), -float(r["rank"])) for r in rows]
-
     def _query_vector(self, query: str | npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         if not isinstance(query, str):
             return np.asarray(query, dtype=np.float32).reshape(-1)
@@ -277,7 +228,7 @@ class Notes(Records):
     ) -> list[Hit]:
         """Lexical search: FTS5 bm25 (score = -bm25, higher is better)."""
         kind_list = list(kinds) if kinds is not None else None
-        return self._hits(self._rank_fts(query, kind_list, since, until, limit))
+        return self._hits(rank_fts(self.store, query, kind_list, since, until, limit))
 
     @guarded
     def search_semantic(
@@ -347,7 +298,7 @@ class Notes(Records):
         lexical_weight: float | None = None,
     ) -> list[Hit]:
         pool = max(CANDIDATES, limit)
-        lexical = self._rank_fts(query, kinds, since, until, pool)
+        lexical = rank_fts(self.store, query, kinds, since, until, pool)
         if qvec is None:
             return self._hits(lexical[:limit])
         semantic = self.vectors.rank(qvec, kinds, since, until, pool)

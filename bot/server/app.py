@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from bot.server.access_log import handler_args
 from bot.server.allocator import heap_mb
 from bot.server.connections import offer, shutdown
-from bot.server.guard import HostRule, add_security_headers, authorized, guard, handler_args
+from bot.server.guard import HostRule, add_security_headers, authorized, guard
 from bot.server.knowledge import Panels, snapshot_route
 from bot.server.lan import add_trust_routes, lan_gate
 from bot.server.pairing import add_pairing_routes

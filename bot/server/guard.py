@@ -11,8 +11,8 @@ plain navigation to the page. Each refusal is a 403 with a JSON reason.
 Every response carries a Content Security Policy that allows only this server, `nosniff`
 and `no-referrer` (so the page's address, which may hold ?token=, never leaves in a
 Referer). Errors are JSON with a reason; an unexpected exception is a generic 500, its
-traceback only in the server log. The access log writes `?token=...` as `token=[redacted]`.
-Connections are timed: idle ones (open, no request) close after `IDLE_TIMEOUT_S`, and a
+traceback only in the server log. The access log writes `?token=...` as `token=[redacted]`,
+and idle connections (open, no request) close after a while (`bot.server.access_log`); a
 body that dribbles in is cut off after `BODY_TIMEOUT_S` with 408. The server binds beyond
 loopback only with a token set (`check_bind`), and then every request must carry it, or the
 cookie of a paired device (`bot.server.pairing`); a peer beyond loopback always needs one.
@@ -25,15 +25,11 @@ import hashlib
 import hmac
 import ipaddress
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
-from aiohttp.abc import AbstractAccessLogger
-from aiohttp.web_request import BaseRequest
-from aiohttp.web_response import StreamResponse
 
 from config import ConfigError, Settings
 from memory.devices import DeviceRow
@@ -43,14 +39,6 @@ log = logging.getLogger(__name__)
 TOKEN_HEADER = "X-Annie-Token"
 # An offer is a few KB sent at once; a body still arriving after this is a slow client.
 BODY_TIMEOUT_S = 5.0
-# A connection with no request (or only part of one) in flight closes after this. aiohttp
-# (3.10+) starts the keep-alive clock when a connection opens, so it also bounds half-open
-# connections and headers sent a byte at a time.
-IDLE_TIMEOUT_S = 15.0
-# After a refusal with an unread body (413, 408), aiohttp reads and discards the rest so the
-# client sees the answer; a short bound, so a dribbling client is not kept for 10 s more.
-LINGER_S = 2.0
-
 CSP = "; ".join(
     [
         "default-src 'self'",
@@ -74,7 +62,6 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 # A pairing code (`/pair?code=...`) is a credential for its few minutes too.
-_TOKEN_IN_URL = re.compile(r"([?&](?:token|code)=)[^&\s\"]*", re.IGNORECASE)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -90,42 +77,6 @@ def token_matches(given: str, token: str) -> bool:
     a = hashlib.sha256(given.encode()).digest()
     b = hashlib.sha256(token.encode()).digest()
     return hmac.compare_digest(a, b)
-
-
-def redact(text: str) -> str:
-    """`?token=s3cret` → `?token=[redacted]` (and `?code=`) anywhere in a URL or a log line."""
-    return _TOKEN_IN_URL.sub(r"\1[redacted]", text)
-
-
-class RedactingAccessLogger(AbstractAccessLogger):
-    """aiohttp's access log line, without the token a page address may carry."""
-
-    def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
-        remote = request.remote or "-"
-        line = f"{request.method} {redact(request.path_qs)} HTTP/{request.version.major}."
-        line += f"{request.version.minor}"
-        self.logger.info(
-            '%s "%s" %d %s %.3fs',
-            remote,
-            line,
-            response.status,
-            response.body_length,
-            time,
-        )
-
-    @property
-    def enabled(self) -> bool:
-        return self.logger.isEnabledFor(logging.INFO)
-
-
-def handler_args() -> dict[str, Any]:
-    """Connection settings for `web.Application(handler_args=...)`; they win over whatever
-    the runner (`run_app`, a test's `AppRunner`) passes, so every way of serving gets them."""
-    return {
-        "access_log_class": RedactingAccessLogger,
-        "keepalive_timeout": IDLE_TIMEOUT_S,
-        "lingering_time": LINGER_S,
-    }
 
 
 # --- who may call ------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
+from bot.turn.record import Recorder
 from memory.db import StoreError
 from memory.rows import ReminderRow, from_iso, utc_now
 from memory.store import Store
@@ -56,6 +57,32 @@ def announcement(rows: list[ReminderRow], session_started: datetime) -> tuple[st
 def listed(rows: list[ReminderRow]) -> list[dict[str, str]]:
     """The reminders as the page lists them."""
     return [{"id": r.id, "text": r.text, "due": r.due, "kind": r.kind} for r in rows]
+
+
+def say_unheard(
+    store: Store, record: Recorder, session_id: str, started_at: datetime, turn_id: str = ""
+) -> tuple[str, bool, list[ReminderRow]] | None:
+    """Fire what has fallen due (the scheduler may not have reached it yet), then say every
+    fired reminder no one has heard: logged and kept in the conversation as Annie's words (so
+    "snooze it" has a referent), marked announced in this session. Returns what was said,
+    whether it opened with "While you were away", and the reminders; None when none wait.
+    Raises `StoreError` when the table cannot be read or written."""
+    reminders = store.reminders
+    reminders.fire_due()
+    rows = reminders.unannounced()
+    if not rows:
+        return None
+    text, away = announcement(rows, started_at)
+    ids = [r.id for r in rows]
+    record.say(
+        "reminder",
+        text,
+        turn_id,
+        meta={"reminders": ids, "away": away},
+        reason="reminder announcement",
+    )
+    reminders.mark_announced(ids, session_id)
+    return text, away, rows
 
 
 class ReminderScheduler:

@@ -34,7 +34,7 @@ from bot.turn.idle import IdleWork
 from bot.turn.interruption import amend_interrupted
 from bot.turn.model_turn import model_turn
 from bot.turn.record import Recorder
-from bot.turn.reminders import announcement, listed
+from bot.turn.reminders import announcement, listed, say_unheard
 from bot.turn.speculation import Ahead
 from bot.turn.turn_context import FrontEnd, ModelHost, TurnContext, TurnControl
 from context.assembler import Assembler, Assembly, ContextOverflowError, Request
@@ -284,6 +284,7 @@ class Session:
             if resumed.standing or (web and self.settings.tools.web_approval == "session"):
                 self.allow(resumed.call.name)
         turn = self._turn_context()
+        turn.recalled = self.ahead.recalled(request.text)  # searched in the pause, if it was
         try:
             async for event in model_turn(turn, request, stages, t0, tool_choice, resumed):
                 yield event
@@ -339,24 +340,13 @@ class Session:
         async with self._lock:
             if self.closed:  # closed while waiting: the next session says them
                 return []
-            reminders = self.store.reminders
             try:
-                reminders.fire_due()  # due ones the scheduler has not reached yet count too
-                rows = reminders.unannounced()
+                said = say_unheard(self.store, self.record, self.id, self.started_at, turn_id)
             except StoreError as exc:
                 return [ErrorEvent(f"the reminders cannot be read: {exc}", where="reminders")]
-            if not rows:
+            if said is None:
                 return []
-            text, away = announcement(rows, self.started_at)
-            ids = [r.id for r in rows]
-            self.record.say(
-                "reminder",
-                text,
-                turn_id,
-                meta={"reminders": ids, "away": away},
-                reason="reminder announcement",
-            )
-            reminders.mark_announced(ids, self.id)
+            text, away, rows = said
             return [ReminderEvent(turn_id, text, away, listed(rows)), self.meter()]
 
     def show_reminders(self, rows: list[ReminderRow]) -> None:

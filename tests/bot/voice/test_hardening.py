@@ -20,8 +20,9 @@ import pytest
 from aiohttp import web
 from aiortc import RTCConfiguration, RTCPeerConnection
 
+from bot.server.access_log import IDLE_TIMEOUT_S, redact
 from bot.server.app import Engines, create_app
-from bot.server.guard import BODY_TIMEOUT_S, IDLE_TIMEOUT_S, redact, token_matches
+from bot.server.guard import BODY_TIMEOUT_S, token_matches
 from bot.voice.session import TurnSession
 from config import Settings, load_settings
 from memory.store import Store
