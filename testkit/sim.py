@@ -20,7 +20,22 @@ from bot.turn.replay import ReplayResult, TracePlayer, TurnRecord
 from bot.turn.session import Session
 from compaction.compactor import Compactor
 from compaction.events import CompactionEvent
+from compaction.summarize import INSTRUCTIONS
 from config import Settings
+
+
+class ScriptedReplies:
+    """A script for `models.fakes.ScriptedLLM`: the model's replies in order (then `filler`);
+    summary prompts get a scripted checkpoint (`scripted_summary`) instead."""
+
+    def __init__(self, filler: str) -> None:
+        self.replies: list[str] = []
+        self.filler = filler
+
+    def __call__(self, prompt: str) -> str:
+        if INSTRUCTIONS in prompt:
+            return scripted_summary(prompt)
+        return self.replies.pop(0) if self.replies else self.filler
 
 
 def scripted_summary(prompt: str) -> str:

@@ -26,13 +26,12 @@ from bot.turn.events import ToolResultEvent
 from bot.turn.session import Session
 from compaction.attempts import shown_time
 from compaction.briefing import build_briefing
-from compaction.summarize import INSTRUCTIONS
 from config import Settings
 from memory.store import Store
 from models import Tokenizer
 from models.fakes import ScriptedLLM
 from models.toolcalls import write_call
-from testkit.sim import scripted_summary
+from testkit.sim import ScriptedReplies
 from tests.bot.conftest import SHORT_PROMPT, collect
 
 FULL = {"restaurant": "Nopa", "time": "19:30"}
@@ -62,22 +61,10 @@ def booking_tool(calls: list[dict[str, str]]) -> Tool:
     return Tool("book_table", "Book a restaurant table.", BookArgs, book, group="errands")
 
 
-class Script:
-    """The model's replies in order; summary prompts get a scripted checkpoint instead."""
-
-    def __init__(self) -> None:
-        self.replies: list[str] = []
-
-    def __call__(self, prompt: str) -> str:
-        if INSTRUCTIONS in prompt:
-            return scripted_summary(prompt)
-        return self.replies.pop(0) if self.replies else FILLER
-
-
 def open_runtime(
     settings: Settings, tokenizer: Tokenizer, tmp_path: Path, calls: list[dict[str, str]]
-) -> tuple[Runtime, ScriptedLLM, Script]:
-    script = Script()
+) -> tuple[Runtime, ScriptedLLM, ScriptedReplies]:
+    script = ScriptedReplies(FILLER)
     llm = ScriptedLLM(tokenizer, script, n_ctx=settings.context.window)
     create = [t for t in memory_tools() if t.name == "create_task"]
     registry = ToolRegistry([booking_tool(calls), *create], default_groups=("errands", "memory"))

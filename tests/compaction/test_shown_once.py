@@ -23,31 +23,18 @@ from compaction.attempts import shown_time
 from compaction.checkpoint import Checkpoint, carried_commitments, missing_items, render
 from compaction.guard import missing, required_items
 from compaction.protected import LogEntry, extract
-from compaction.summarize import INSTRUCTIONS
 from config import Settings
 from memory.store import Store
 from models import Tokenizer
 from models.fakes import ScriptedLLM
 from models.toolcalls import write_call
-from testkit.sim import compactor, scripted_summary
+from testkit.sim import ScriptedReplies, compactor
 from tests.bot.conftest import SHORT_PROMPT, collect
 
 TITLE = "Pay the plumber"
 DUE = "2026-12-05T09:00"
 SAID = "2026-12-01T10:05:00+00:00"
 FILLER = "We could book the jazz trio or the string quartet for the evening. " * 20
-
-
-class Script:
-    """The model's replies in order; summary prompts get a scripted checkpoint instead."""
-
-    def __init__(self) -> None:
-        self.replies: list[str] = []
-
-    def __call__(self, prompt: str) -> str:
-        if INSTRUCTIONS in prompt:
-            return scripted_summary(prompt)
-        return self.replies.pop(0) if self.replies else FILLER
 
 
 def test_a_commitment_on_its_live_task_line_is_shown_once_with_its_times() -> None:
@@ -98,8 +85,8 @@ def test_a_date_time_is_not_an_id_and_its_due_time_stays_with_the_commitment() -
 
 def open_runtime(
     settings: Settings, tokenizer: Tokenizer, tmp_path: Path
-) -> tuple[Runtime, ScriptedLLM, Script]:
-    script = Script()
+) -> tuple[Runtime, ScriptedLLM, ScriptedReplies]:
+    script = ScriptedReplies(FILLER)
     llm = ScriptedLLM(tokenizer, script, n_ctx=settings.context.window)
     tools = [t for t in memory_tools() if t.name in ("create_task", "complete_task")]
     registry = ToolRegistry(tools, default_groups=("memory",))
