@@ -233,6 +233,8 @@ def search(
     """The notes for `query` above the similarity floor, those written within `when` first,
     then those mentioning a name in `focus` (name: its embedding), chosen by maximal
     marginal relevance with restatements of a better note passed over."""
+    if when is not None and when.anchor:
+        when = _dated(store, when)  # "before the trip": dated once, for both rankings
     hits = _ranked(store, query, vector, when, limit=POOL * limit, floor=floor)
     if focus:
         hits = _with_named(store, hits, vector, when, focus, floor, POOL * limit)
@@ -250,8 +252,6 @@ def _with_named(
 ) -> list[Hit]:
     """`hits` with the notes that mention a focused name added or lifted by `NAMED_BONUS`,
     ranked among themselves by the question's meaning with the name's direction taken out."""
-    if when is not None and when.anchor:
-        when = _dated(store, when)
     scored = {h.id: h for h in hits}
     windowed = when is not None and (when.since is not None or when.until is not None)
     for name, direction in focus.items():
@@ -321,8 +321,6 @@ def _ranked(
     limit: int,
     floor: float,
 ) -> list[Hit]:
-    if when is not None and when.anchor:
-        when = _dated(store, when)
     if when is None or (when.since is None and when.until is None):
         return store.notes.search(
             query, limit=limit, vector=vector, min_similarity=floor, lexical_weight=LEXICAL_WEIGHT
