@@ -32,14 +32,14 @@ take the car wash off my list | cross off buy stamps | tick off the laundry | ma
 I've done the shopping, tick it off | the bins are done | I've called the plumber
 done with the report | finished the ironing | that one's done | I've paid the gas bill
 move my reminder to four o'clock | push the dentist reminder back an hour
-change the reminder to tomorrow | snooze it for ten minutes | snooze that
+change the reminder to tomorrow | snooze it for ten minutes
 remind me again in an hour | not now remind me later | postpone the meeting to next week
 reschedule the call with the accountant | move everything to monday | mark the lease task as blocked
 the refund is waiting on the airline now | I'm waiting on the builder for a quote
 I'm still waiting to hear from the school | we're waiting on the council
 the paint colour is on hold | put the garden project on hold | unblock the refund task
 the supplier got back to me | yes approve it | approve the email to the school
-go ahead and send it | yes do it | no don't send that | reject that | decline it | I approve
+go ahead and send it | yes do it | reject that | decline it | I approve
 okay go for it | sure go ahead | nope cancel that one | yes you can book it | confirm it | I confirm
 confirmed | sounds good go ahead | let's do it | when's my dentist appointment
 what time is my dentist tomorrow | what day is the vet appointment | when is the parents evening
@@ -64,27 +64,27 @@ I'm blocked creatively | I need to approve the kids' homework | I need to sign t
 I need to confirm the venue | I owe my mate a tenner | I'm free this afternoon | I'm off tomorrow
 it's my day off | I've got the day off tomorrow | today's been long | tomorrow's going to be busy
 this week has flown by | the weekend went fast | what a day | what a week | long day huh
-time for bed | I should go to bed | I'm going to sleep | good night annie
+time for bed | I should go to bed | I'm going to sleep
 what should I have for tea | what should I make for dinner tonight | what's a quick lunch
 what can I cook with chicken and rice | how long do I cook a jacket potato
 how long does pasta take | what temperature for roast chicken | how many grams in a cup
-what's a tablespoon in ml | what's two hundred divided by eight | what's fifteen percent of eighty
+what's a tablespoon in ml | what's two hundred divided by eight
 what's the square root of a hundred and forty four | how do you spell fortnight
 how do you spell calendar | what rhymes with today | what's another word for pending
 what's another word for busy | what's a synonym for deadline | what's the opposite of overdue
 translate reminder into french | how do you say calendar in spanish | what's the plural of cactus
 is it fewer or less | what's the past tense of sit | tell me something I don't know
-sing happy birthday | play some jazz | play the radio | turn it up | turn the volume down
-pause the music | next track please | stop | stop talking | shut up | never mind | forget it
+sing happy birthday | play the radio | turn it up | turn the volume down
+pause the music | next track please | stop | stop talking | shut up | forget it
 cancel | that's all | nothing | no thanks | cheers | cheers annie | nice one | brilliant
 great thanks | lovely | good afternoon | good evening | morning | you alright | how are things
-how's life | how's your week been | what's up annie | what's happening annie | are you a robot
-are you an ai | are you human | can you think | do you dream | do you have a family
+how's life | how's your week been | what's happening annie
+are you human | can you think | do you dream | do you have a family
 do you have friends | are you my friend | do you love me | what's the meaning of today
 what's so special about today | is today special | is today a special day | what's today's special
 what's the date of my next dentist appointment | when's my next hair appointment
 when's my next doctor's appointment | when is my next eye test | when's the next parents evening
-what time's my flight tomorrow | what time is my train to leeds | what time is the taxi coming
+what time is my train to leeds | what time is the taxi coming
 when's the delivery due | when's the food shop coming | what time is the tesco delivery
 what time is the wedding on saturday | what time is the party | what time is kick off on sunday
 when does the film start | when does the show start | what time does the show finish
@@ -103,11 +103,11 @@ forget what I told you about the garage | delete that note | clear the list | em
 start a new list | make a new list called holiday | create a packing list | make me a shopping list
 read me a story | read me the news | read me my emails | read my messages | any texts from sam
 what's my step count today | how many calories did I burn today | how did I sleep
-what's my heart rate | what's my weight trend | how far did I run this week
+what's my weight trend | how far did I run this week
 how much have I spent this week | what's left in my budget | how much money have I got
 what's my balance | when do I get paid | when's payday | how much tax do I owe this year
 who am I waiting for at the station | who's picking me up | who's driving tomorrow | is my taxi here
-is the food here | is the washing machine finished | is the dryer done
+is the food here | is the dryer done
 how long left on the washing | how long till the oven is hot | how long is left on the pizza
 is the bath ready | what are you keeping from me | what are you hiding from me
 what are you stopping me from doing | why won't you let me do that | what are you protecting me from

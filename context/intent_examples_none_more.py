@@ -11,6 +11,8 @@ questions about Annie, and small talk, with the same fillers and slips as the st
 from __future__ import annotations
 
 NONE = """
+what's up with you today | yo annie what's up
+what's up with you lately | sup annie | what's been up with you | what's up with you these days
 okay annie what time does the shop close | hey what time does the supermarket open tomorrow
 quick question what time does the chemist shut | I wonder what time the pub closes tonight
 can you tell me what time the bank opens | do you happen to know when the post office closes
@@ -18,25 +20,25 @@ what time does tesco close today | what time does the gym open on sunday
 what time do the shops shut | what time does the library open today | when does the pool open
 what time is the last bus tonight | what time is the next train to london
 what time does my flight land | what time does the match kick off
-what time does the game start tonight | what time is the football on
+what time does the game start tonight
 what time is the race tomorrow | what time is the final | what time is the news on
 what time is the concert tonight | what time is sunset tonight | what time does it get dark
 what time is it getting light tomorrow | what's the time in sydney | what time is it in india
 what's the time in dubai | what time is it in mexico city | what time is it back home in ireland
 what's the time over there in australia | time in berlin? | what's the date in new zealand today
-what day is it in australia right now | is it tomorrow in japan already | what time zone am I in
+is it tomorrow in japan already
 what's the time difference to spain | how many hours ahead is tokyo | is it daylight saving time now
 when do the clocks go forward | what time was it an hour ago | what time will it be in three hours
 what's the time plus forty minutes | what's ninety minutes from now
 what time would it be in london if it's noon here | convert five pm to twenty four hour time
-how many hours till the weekend | how many days until my holiday | how long until new year
+how many hours till the weekend | how many days until my holiday
 how many weeks until summer | how long till the end of term | how many sleeps till christmas
 how long is it till half term | how many days are there in a fortnight | how long is a fortnight
 what does arvo mean | what does fortnight mean | what is a diary entry | how do I keep a diary
 what's the difference between a diary and a journal | what's a bullet journal | what's a day planner
 who invented the to-do list | what's the oldest calendar | why are there seven days in a week
 why is a year three hundred and sixty five days | what day of the week was I born on
-what day of the week will christmas be | what date is easter this year | when is the summer solstice
+what day of the week will christmas be | when is the summer solstice
 what date is the next bank holiday | when is the school holiday | when does term start
 what year did the titanic sink | what year did queen elizabeth die | what year was I born
 how old will I be in twenty thirty | what's the date of the next election | when is the world cup
@@ -46,7 +48,7 @@ what's on at the pictures this weekend | what's on in the west end | what's on a
 what's happening in the city this weekend | what's happening at the festival today
 what's coming out at the cinema this week | what new films are coming up | what games are coming out
 what albums are coming out this week | what's new on netflix this week | anything new on disney plus
-what's next on the playlist | what's the next song | what's next in the queue on spotify
+what's the next song | what's next in the queue on spotify
 what's the next episode about | when's the next season out | when is the next harry potter film
 what's next in this recipe | what's the next step after kneading | what do I do next with the dough
 what comes next in the sequence | what's next in the alphabet after q | what comes after a billion
@@ -57,12 +59,12 @@ is my car ready at the garage | has the plumber confirmed | did the builder repl
 has my boss approved my leave | did my manager sign off my expenses | is my holiday approved
 has the council approved the extension | is the visa approved | has the mortgage gone through
 is the payment still pending | why is my card payment pending | how long does a pending payment take
-what does pending mean on a bank statement | what does pending mean on ebay
+what does pending mean on ebay
 what's a pending friend request | what's a pending order | why is my app update pending
 why is my download stuck on pending | what does outstanding mean on a loan
 what's an outstanding invoice | who's the most outstanding player
-what does blocked mean on instagram | why is my number blocked | is my debit card blocked
-why is the motorway blocked | is the m25 blocked | my ears feel blocked | my toilet is blocked
+what does blocked mean on instagram | is my debit card blocked
+why is the motorway blocked | my ears feel blocked | my toilet is blocked
 my gutter is blocked | who blocked me on facebook | how do I block a number
 how to unblock a website | why am I always stuck in traffic | my car is stuck in the mud
 my finger is stuck in the jar | the lift is stuck | my phone is stuck on the logo
@@ -114,7 +116,7 @@ what's due on my council tax | when is my council tax due | when's the electric 
 when's the gas bill due | when is the mot due | when's the car insurance due
 when is my tv licence due | when's my library book due back | when is the baby due
 when is my assignment due at uni | what's the due date for my essay
-when is the tax return due this year | when's the rent due | what's overdue at the library
+when is the tax return due this year | when's the rent due
 how do I pay an overdue fine | what happens if I'm overdue on rent | when is the next full moon
 when's sunrise | when's the high tide | when's the next bin collection | when do the bins go out
 which bin goes out this week | when does school break up | when is half term
@@ -148,11 +150,11 @@ how much memory do you use on my computer | how much ram are you using on my mac
 how much disk space do you take up | how fast are you | are you full of yourself | are you ok
 how are you feeling | are you tired | are you bored | are you happy | are you real | are you alive
 are you listening to me | are you still there | how's your day been | what did you do today
-what's new with you annie | what's your favourite day of the week
+what's your favourite day of the week
 what's your favourite time of day | what's your favourite month | do you like mondays
-do you like the weekend | what do you do at the weekend | how old are you annie
+do you like the weekend | what do you do at the weekend
 what time do you go to bed | what time do you wake up | when's your birthday
-what year were you made | who made you annie | where do you live | where are you from
+what year were you made | where do you live | where are you from
 what language do you speak | is the boiler broken | is anything broken in the kitchen
 is my phone broken | is something wrong with the car | is anything wrong with my laptop
 is anything damaged | is something leaking | is anything missing from the box

@@ -35,37 +35,37 @@ wots waiting on me | is anything pending from my side | what's waiting for me to
 anything awaiting action from me | what do I need to action | anything to action
 what needs me right now | what do I still have to deal with | is there something I need to do
 anything left for me to handle | what's still open on my end | do I owe you an answer on anything
-what's outstanding on my end | am I blocking anybody | status of my pending items
-what needs my attention | does anything require my attention | anything requiring action from me
+am I blocking anybody | status of my pending items
+does anything require my attention | anything requiring action from me
 what needs action from me | is there anything I need to act on | what are my action items
 any action items for me | what's waiting for my input | anything waiting on my reply
 anything I need to respond to | what do I need to get back to you on | are you waiting on me
 are you waiting for me to do something | what are you waiting for me to do
-is the ball in my court on anything | what's in my court | what am I on the hook for
-what's on my side | is there anything on my side | anything for me | anything for me to do
+is the ball in my court on anything
+what's on my side | is there anything on my side | anything for me to do
 got anything for me | is there anything for me to do | anything need doing on my end
 anything I should be doing | what should I be working on | what do I still need to do
-what's left for me | what's left on my end | what remains for me to do | anything remaining for me
+what's left on my end | anything remaining for me
 what's still waiting for me | anything still waiting on me | what's awaiting my response
 what's awaiting my decision | is there a decision I need to make | any decisions waiting on me
 do I need to decide anything | do I owe anybody a reply | who's waiting on me
 is anyone waiting on me | is anybody waiting for me | who am I keeping waiting
 am I keeping anyone waiting | am I the bottleneck on anything | what's stuck waiting for me
 what's pending on my side | pending on me? | my pending stuff | pending? | outstanding items for me
-anything outstanding | what have I got outstanding | anything I haven't dealt with
+anything outstanding | anything I haven't dealt with
 what haven't I dealt with yet | what haven't I got round to yet | anything urgent for me
 is there anything urgent I need to handle | what's urgent for me | anything I need to sort out
 what do I need to sort out | what needs sorting on my end | is there anything I forgot to do
 have I forgotten to do anything | anything I'm forgetting to do
-anything slipping through the cracks | have I dropped the ball on anything | what am I behind on
+anything slipping through the cracks | have I dropped the ball on anything
 what needs a response from me | who needs an answer from me | what's in my queue
 what's in the queue for me | what do you need me to do | is there something you need from me
 do you need me for anything | need anything from me? | anything pending for me today
-what do I need to get done | what must I do today | what ought I to be doing
+what must I do today | what ought I to be doing
 anything that requires me | what requires my input | anything I need to look at
 what's most pressing for me | what's the most urgent thing I have to do | what needs doing by me
 is there stuff waiting for me | things waiting on me? | my pending tasks | my outstanding tasks
-anything spending on me | what's pending on my and | what do I need two do
+what's pending on my and | what do I need two do
 is there anything I'm supposed to do | what am I meant to be doing | anything I was meant to do
 is there anything I owe you | any loose ends for me | what loose ends have I got
 any open loops on me | what's hanging over me | what do I need to follow up on
@@ -92,12 +92,12 @@ any actions on hold until I say yes | what's held for my approval
 what are you not allowed to do until I agree | is there an approval you're waiting for
 what do I need to rubber stamp | anything needing my signature | what do you want permission for
 did you ask for permission for something | anything I need to give the OK on
-anything waiting for my OK | are there approvals open | what do you need me to confirm
-is anything awaiting my sign off | any requests for approval | what approvals are waiting
+anything waiting for my OK | are there approvals open
+is anything awaiting my sign off | any requests for approval
 approvals please | show me the approvals | anything I need to sign off on
 what do I need to sign off | anything needing sign-off | what needs signing off
 anything awaiting my go-ahead | are you waiting for a go ahead from me
-what are you waiting for my permission on | do you need my permission for anything
+what are you waiting for my permission on
 anything you need permission for | what needs my permission | is there something you want me to okay
 anything you want me to OK | what do you want me to say yes to
 is there anything I have to say yes or no to | any yes or no questions waiting for me
@@ -113,8 +113,8 @@ is anything waiting for my thumbs up | what am I meant to be approving
 which approvals are still open | how many approvals are waiting | how many things need my approval
 are there any approvals | approval requests? | is there something I should approve
 what do I have to approve today | what approvals are pending on me | anything awaiting approval
-awaiting approval? | what's awaiting my approval | what's pending approval
-anything pending approval | what are you waiting for me to approve | what needs my green light
+awaiting approval?
+anything pending approval | what needs my green light
 does anything need a green light from me | is anything waiting for the green light
 anything I need to a prove | what do I need to a prove | any approves waiting
 what's up for approval | um, do I need to approve anything | so what do you want me to okay
@@ -137,27 +137,27 @@ any updates on my tasks | status of my tasks | what's the status of my to-do lis
 where am I with my tasks | what's currently on my list | what's in my list right now
 what open tasks do I have | give me the open items | what items are on my list
 what are my open jobs | any open jobs | how big is my backlog | what's in my to-do pile
-what's in my pile | what's outstanding on my list | list everything I've got to do
+what's in my pile | list everything I've got to do
 read out the list | what's my to-do count | how many open items have I got | number of open tasks
 total tasks please | what's still on the go | what have I got on the go | what am I in the middle of
-what's on the go at the moment | what's underway | read me my to do list | how many tasks are open
-go through my tasks | what are my open items | list my open items | open items?
-what items are open | what's open | what's still open | anything open | to-do list please | my todos
+what's on the go at the moment | what's underway | how many tasks are open
+list my open items | open items?
+what items are open | what's open | anything open | my todos
 what's on the to-do list today | what's left on my to-do list | read out my list
-read my list back to me | what's on my task list | how long is my to-do list
+read my list back to me | how long is my to-do list
 how many things are on my to-do list | how many open tasks have I got
 how many items are on my list | count my tasks | how many tasks | what jobs do I have
 what jobs have I got on | what jobs are on my list | have I got anything on my list
 is my list empty | is there anything on my list | anything on my to-do list | what's in my task list
 what tasks are active | which tasks are active | active tasks | what am I currently working on
 what's in progress | anything in progress | what are my tasks for today
-what tasks are on for today | what do I have to do today | what are all my tasks
-show me everything on my list | show all my tasks | give me a rundown of my tasks | run down my list
+what tasks are on for today | what do I have to do today
+show all my tasks | give me a rundown of my tasks | run down my list
 rundown of my to-dos | quick summary of my tasks | summarise my to-do list | summarize my task list
 what does my to-do list say | what does my list say | open tasks | how full is my plate
 what's my workload | what's my workload like | how much is on my plate
-how much have I got on my plate | tasks? | my list | the list please | what to-dos do I have
-any to-dos | any to dos left | how many to-dos do I have | what tasks are still open
+how much have I got on my plate | my list | the list please | what to-dos do I have
+any to-dos | any to dos left | how many to-dos do I have
 which of my tasks are open | what's unfinished | what haven't I finished | what's not done yet
 what's still not done | anything unfinished | what's incomplete | what tasks are incomplete
 what have I not finished yet | what's left to do | what's left to do on my list
@@ -178,31 +178,31 @@ what's waiting on an external party | anything waiting on external people
 what's stuck with the vendor | what's waiting on a supplier | anything blocked externally
 what's externally blocked | what depends on outside help
 what can't I finish because of someone else | what's stuck on a dependency
-any dependencies outstanding | what's blocked by someone else | anything blocked on other people
+any dependencies outstanding | what's blocked by someone else
 what depends on someone else | any dependencies holding me up | what can't go ahead yet
 what's waiting on a response from others | what's waiting for someone to get back to me
 anything waiting on a callback | who hasn't replied to me | who do I need to hear from
 whose move is it on my stuff | what's waiting on the other side | what's stuck on other people
 anything stuck with others | what's frozen | what's on ice | anything on the back burner
 what's gone stale | what's dragging on | what's taking forever | what's overdue from others
-which tasks are stuck | what am I waiting on from other people | what has stalled
-what's not moving | what's not moving forward | what isn't progressing | what's making no progress
-what's on hold | anything on hold | what tasks are on hold | what's paused | what's parked
-any blocked items | blockers? | any blockers | what are my blockers | what's blocking me
+what am I waiting on from other people | what has stalled
+what's not moving forward | what isn't progressing | what's making no progress
+what tasks are on hold | what's paused
+any blocked items | blockers? | what are my blockers
 what's blocking progress | is anything blocking my tasks | what are the blockers | what's the holdup
-what's the hold up | where are things stuck | what am I stuck on | who am I waiting for
+what's the hold up | where are things stuck
 whom am I waiting on | who are we waiting on | who do I need to hear back from
 who hasn't got back to me | who owes me a reply | who owes me an answer
 what am I waiting to hear back about | what am I waiting to hear back on
 what depends on other people | what's out of my hands | what's in other people's hands
-what's with someone else | what's waiting on a third party | what's waiting on outside people
-anything waiting on a reply from someone | anything waiting on a response from someone
+what's with someone else | what's waiting on outside people
+anything waiting on a response from someone
 what are we waiting to hear back on | what are you handling for me | what's on your side
 what's on your end | what's in your court | what's waiting on Annie | what's with you right now
 what are you still working on | what's still with you | what's still pending on your end
 what's pending on your side | anything pending on your end | are you stuck on anything
 is anything stuck on your end | blocked stuff? | is something holding things up
-what's holding things up | what's holding up my tasks | whose reply am I waiting for
+what's holding up my tasks | whose reply am I waiting for
 whose answer are we waiting on | what am I chasing | who do I need to chase | who should I chase
 what needs chasing | anything I should chase up | what do I need to chase up | who needs a nudge
 anything waiting on others | is anyone holding me up | who's holding me up | who's holding things up
@@ -248,42 +248,41 @@ how full is my calendar today | how full is my diary this week | is my diary cle
 is my day clear | what's urgent this week | anything coming due | what's coming due soon
 what falls due this week | what's running late | what tasks are late | which deadlines have I missed
 have I missed any deadlines | any reminders tomorrow | am I busy this afternoon
-what's planned for tonight | what's up next | what comes next for me | what have I got next
-what's my next thing | what's the next thing I have | what's my next appointment | next appointment?
+what's planned for tonight | what comes next for me | what have I got next
+what's my next thing | what's the next thing I have | next appointment?
 when's my next appointment | when is my next thing | what's happening next | what am I doing next
-where do I need to be next | any reminders set | do I have any reminders set
-have I got any reminders set | are there any reminders | what reminders are set
-what reminders have I got | which reminders are set | any upcoming reminders | upcoming reminders
+where do I need to be next | do I have any reminders set
+have I got any reminders set | are there any reminders
+which reminders are set | upcoming reminders
 what's upcoming | anything upcoming | what's coming up soon | anything coming up soon
-what's due soon | anything due soon | what's due next | what's overdue | anything overdue
 is anything overdue | which tasks are overdue | what's past due | anything past due
 what have I missed | did I miss anything | have I missed any reminders | what's going on today
 what's going on tomorrow | what's going on this week | what's on this evening
-what's on this weekend | anything on this weekend | what have I got on this weekend
-what's the plan for today | what's my plan for tomorrow | how's my day shaping up
+what's on this weekend | anything on this weekend
+what's my plan for tomorrow | how's my day shaping up
 how's my week shaping up | what does my afternoon look like | what does my morning look like
 how's my schedule looking | how's the week looking | what's in my diary today
 anything in the diary | what's in my diary this week | what's in the diary for tomorrow
-what's on the cards today | am I free this afternoon | am I free later | am I free tonight
+what's on the cards today | am I free later | am I free tonight
 am I busy tomorrow | do I have anything on | have I got anything on today
 have I got anything on later | anything on later | what's on later | what's later today
 anything later | what's on for this evening | any meetings today | any appointments this week
 do I have any appointments | what appointments have I got | what appointments are coming up
-when's my next meeting | calendar? | my calendar | what's on the schedule | what's my schedule like
+calendar? | my calendar | what's on the schedule | what's my schedule like
 what's my schedule for the rest of the day | what's left today | what's left on my schedule today
 anything else today | what else is on today | is there anything else on today
-what's on for the rest of the week | what's the rest of my week look like
+what's the rest of my week look like
 what's this week looking like | what's scheduled | what's scheduled for later | anything scheduled
 what have I got booked | anything booked for tomorrow | what's on for tomorrow morning
 what time's my next reminder | when's the next reminder going off | when will you remind me next
-what timers do I have | any timers running | what's on the agenda | what's on my agenda | agenda?
+what timers do I have | any timers running | what's on the agenda | agenda?
 agenda for the week | what's on deck | what's on deck today | what's lined up
 what have I got lined up | what's lined up for tomorrow | anything lined up this week
-give me a rundown of my day | what's my day looking like | what am I doing today
+give me a rundown of my day | what am I doing today
 what am I doing tomorrow | what am I up to today | what am I up to tomorrow | what do I have on
 what do I have going on | what have I got going on today | anything going on tomorrow
 what's on my shed you'll | what's on my calender | uh, anything tomorrow
-so what's happening this week | what's next on the calendar | what have I got this afternoon
+what's next on the calendar | what have I got this afternoon
 anything this morning | what's happening this arvo | what's on this morning | what's due by Friday
 anything due before the weekend | is there anything I need to remember today
 have I got any reminders today | anything I should remember tomorrow
@@ -296,11 +295,11 @@ which hour is it | what hour have we got | is it nine o'clock yet | is it six o'
 has it turned midnight | what minute is it | how many minutes past is it | is it quarter past yet
 is it half past yet | is it nearly noon | is it morning or afternoon | is it night time yet
 how late have we got | what time is it where you are | what's the time on your clock
-what time have we got | have you got the time | could you give me the time | quick time check
+could you give me the time | quick time check
 how early is it | is it early | is it morning yet | is it past noon | is it past midnight
 is it after five | is it five yet | is it lunchtime yet | is it noon | has it gone six
-what time do you make it | what time do you have | what time is it here | what's the local time
-local time please | what's the exact time | roughly what time is it | is it evening yet
+what time do you make it | what time do you have | what's the local time
+local time please | is it evening yet
 is it getting late | is it still morning | is it afternoon already | whet time is it
 what thyme is it | what time isit | wot time is it | sorry, what time is it | how late is it getting
 can I get the time | what time is it round here | is it dinner time yet | is it bedtime yet
@@ -313,16 +312,16 @@ what day have we got | which day have we got today | what weekday is it | which 
 is it a working day today | is it a school day today | what day of the week is today
 is it still the weekend | is today Saturday | what month have we got | which month is it
 what year have we got | what's the current year | current date
-what's the date tomorrow going to be | what date will it be tomorrow | is today the fifteenth
-is it Saturday today | is it the weekend yet | what date is it | what date is it today
-what's the day | what day are we on | what number is it today | is it Monday | is it Tuesday today
+what's the date tomorrow going to be | what date will it be tomorrow
+is it Saturday today | is it the weekend yet | what date is it today
+what's the day | what number is it today | is it Monday
 is today Wednesday | is it Thursday | is it Friday yet | is today Sunday | is it a weekend
 is today a weekday | is it a weekday today | which year are we in | what year are we in
 what's the month | give me the date | what date are we on | what's tomorrow's date
 what date is tomorrow | what day is tomorrow | what day was yesterday | what was yesterday's date
 is today the first | is it the first of the month | what week is it | what week of the year is it
 what week number is it | which week are we in | what's the data | what's to day's date
-sorry, what's the date | what's the day and date | is it still Monday | is it Friday already
+sorry, what's the date | is it still Monday | is it Friday already
 what's the full date | which day of the week is today
 """
 
@@ -341,7 +340,7 @@ what's the length of our conversation in tokens | what's your token limit and ho
 how much context are you using | how much context have you used up
 what's your memory usage right now | how much of your window are you using
 how much is left in your memory | what's your token budget | how much of your token budget is left
-how much token budget is left | how many tokens have you got left
+how much token budget is left
 how far through your context are we | how much longer can we talk before you forget
 how long can we keep talking | can you still fit more | is there room for more in your context
 are you near full | are you nearly out of memory | how's your context usage
@@ -350,32 +349,32 @@ how much of your brain is used | is your brain full | how full is your brain
 is your memory nearly full | are you running out of space | what percent of the window is used
 how is your memory holding up | how much memory is left | where is the context at
 how close are you to your limit | how close are you to the limit | are you near your limit
-are you close to your context limit | how near are you to running out | how much more can you take
-how much more can you hold | how much can you still fit | how much space have you got left
+how near are you to running out | how much more can you take
+how much more can you hold | how much can you still fit
 how much headroom do you have | how much headroom is left | how much capacity do you have left
 what's your remaining capacity | how much is left in your window | how much of your window is left
 how big is your context window | how much of your context is free | context left? | tokens left?
-token count | token usage | how many tokens have we used so far | how many tokens have you used
+token count | token usage | how many tokens have we used so far
 how many tokens are in use | how many tokens is this conversation
 how long is this conversation in tokens | how big is our conversation | how much have we used up
 how much of your memory have we filled | have we filled up your memory | is your context full
-is the context window full | is your context filling up | are you getting full | are you full yet
+is the context window full | is your context filling up | are you full yet
 are you about to run out of room | will you run out of room soon | when will you run out of context
 how long before you run out of memory | how long until you need to compact
 will you need to compact soon | when do you start forgetting | are you going to forget things soon
 is there still room in your memory | do you have room left | have you still got room
 have you got space left | what's your memory at | memory usage | memory check | context check
 how's your context | how's the context window | how's your window
-what percentage of your context is used | percent used? | how much have you used
+percent used? | how much have you used
 what fraction of your context is used | how loaded is your context
 how much more conversation can you fit | how many more tokens can you take
-how many tokens do you have left | how many tokens remain | how many tokens have we burned through
+how many tokens remain | how many tokens have we burned through
 how much context have we burned | how much context is used up | how much contacts is left
 how full is your con text | how much memory have you got left | how's your memory looking
 are you running low on memory | running low on context? | low on memory? | how close to full are you
 how close is your context to full | how close are we to the context limit
 how close are we to your memory limit | uh, how much room is left | so how's your memory
-is your head full yet | how much space is left in your head
+is your head full yet
 how much more can you remember right now | how's your capacity | is your window nearly full
 what's the fill level | how much of the context have we used
 """

@@ -12,7 +12,7 @@ Examples are separated by " | "; `context.intent_examples` joins them to the fir
 from __future__ import annotations
 
 SCHEDULE = """
-hey what have I got today | I wonder what I've got on this week
+I wonder what I've got on this week
 do you happen to know what's on tomorrow | remind me what's on today | remind me what's due
 remind me what reminders I've got | what did I ask you to remind me about
 what have I asked you to remind me about | what are you reminding me about today
@@ -35,7 +35,7 @@ am I free on Saturday | am I busy on Friday | anything booked for the weekend | 
 anything on this arvo | what have I got on this arvo | am I free this arvo | what's the plan tonight
 what am I doing tonight | what am I doing later | what am I doing this evening
 what am I doing this weekend | what's happening later on | what's happening this afternoon
-what's happening tomorrow morning | what's happening over the weekend | anything happening this week
+what's happening over the weekend | anything happening this week
 anything happening later | what's in the diary | what's in my diary | what's in the diary today
 diary for tomorrow? | anything in the diary this week | what does the diary say | check my diary
 check the diary for tomorrow | what does my diary look like | how's my diary looking
@@ -49,16 +49,16 @@ how's tomorrow shaping up | what's tomorrow looking like | what's today looking 
 what's the day look like | what's the week ahead look like | what's the week ahead
 what's ahead this week | what's ahead today | what's ahead of me | anything ahead of me today
 what's in store today | what's in store tomorrow | what's due | what's due next week
-what's due soon then | anything due soon | anything due tomorrow | anything due tonight
-anything due by the end of the day | what's due by end of day | what's due by the end of the week
+anything due tonight
+anything due by the end of the day | what's due by end of day
 what's due before Monday | anything due over the weekend | what's due first thing tomorrow
-when is stuff due | when are things due | what's the next thing due | what's due next then
+when is stuff due | when are things due | what's the next thing due
 which deadline is next | what deadline is coming up | any deadlines soon | deadlines?
 any deadlines today | deadlines this week? | what deadlines are coming up
-what's got a deadline soon | what's overdue then | overdue? | overdue stuff | any overdue stuff
-overdue tasks | overdue items | anything overdue on my list | what's overdue on my list
+what's got a deadline soon | overdue? | overdue stuff | any overdue stuff
+overdue tasks | overdue items | anything overdue on my list
 which things are overdue | which reminders are overdue | have any reminders gone past
-what's gone past its due date | what's past its deadline | anything past its deadline | what's late
+what's gone past its due date | what's past its deadline | anything past its deadline
 anything late | am I late on anything | what have I missed today | did I miss any reminders today
 have I missed anything today | what did I miss | anything I missed | what slipped past
 what did I forget | did I forget anything today | anything I've forgotten
@@ -72,8 +72,8 @@ what's the agenda today | what's on the agenda this week | any appointments | ap
 any appointments tomorrow | appointments this week | what appointments do I have today
 when's my next appointment then | do I have an appointment today | any meetings tomorrow
 meetings today? | what meetings have I got | do I have meetings this week
-when's my next meeting then | am I busy | am I free | am I busy later | am I free later today
-am I busy this evening | am I free tomorrow morning | am I free tomorrow afternoon
+am I busy | am I free | am I busy later | am I free later today
+am I busy this evening | am I free tomorrow afternoon
 am I busy at the weekend | is tomorrow busy | is today busy | is this week busy
 is the weekend free | is my weekend free | do I have time today | have I got time this afternoon
 how much free time have I got today | have I got a free afternoon | any free time tomorrow
@@ -135,21 +135,21 @@ what time are we at | where are we time wise | how's the time | how are we for t
 how are we doing for time | how am I doing for time | what time is it right this second
 the current time is what | tell me the current time | give me the current time | clock?
 what's the clock at | what's the clock | what's it say on the clock | what's the time here
-what time is it here now | what time is it locally | local time? | is it three o'clock yet
+what time is it locally | local time? | is it three o'clock yet
 is it half six yet | is it quarter to yet | how many minutes past the hour
 how many minutes till the hour | is it on the hour | nearly what time is it | what time near enough
 roughly what's the time | about what time is it | give me the time roughly
 just curious what time is it | yeah what's the time | yep time please | honestly what time is it
 seriously what's the time | quickly what time is it | do you mind telling me the time
-mind telling me what time it is | sorry what's the time | pardon what time did you say it is
+mind telling me what time it is | pardon what time did you say it is
 what time is it precisely | what's the time precisely | is it midday yet | is it past midday
 is it before midday | cheers what's the time | real quick what's the time | what time is it whatever
 give me a time check
 """
 
 DATE = """
-I wonder what the date is | do you happen to know the date | remind me what day it is
-remind me what the date is | I've lost track of the days what day is it | what date's today
+I wonder what the date is | do you happen to know the date
+remind me what the date is | what date's today
 what date's it | the date today? | day? | what day? | date and day please
 what's the day and the date | day and date | what day and date is it
 what day of the month is it today | which day of the month is it | what's the day of the month
@@ -166,10 +166,10 @@ is tomorrow the weekend | is tomorrow a weekday | what day's tomorrow | what day
 what day is it tomorrow | what's the date tomorrow | what date was yesterday
 what day was it yesterday | what was yesterday | what date was it yesterday
 what week are we in now | which week of the month is it | what's the week number | week number?
-what week is this | wats the date | what's the dat | what's the daet | what's todays date
-whats todays date | whats the day | what day is is | what's the date too day | what's to days date
-which date is today | what date do we have | what date have we got today | what's the date say
-what day does it say | which day is today | which day are we on | what day are we up to
+what week is this | wats the date | what's the dat | what's the daet
+whats the day | what day is is | what's the date too day | what's to days date
+what date do we have | what date have we got today | what's the date say
+what day does it say | which day are we on | what day are we up to
 where are we in the week | just curious what's the date | yeah what day is it | yep the date
 honestly what day is it | seriously what's the date today | quickly what day is it
 do you mind telling me the date | mind telling me what day it is | sorry what's today's date
@@ -178,20 +178,20 @@ what's the exact date
 """
 
 CONTEXT = """
-hey how much context have you got left | I wonder how full your context is
+I wonder how full your context is
 do you happen to know how full your memory is | remind me how much context you have left
 how much of your memory is left | how much of your memory is used
 how much of your memory have I used | how much of your context have I used
 how much have I filled up | how much of you is full | how much context is there left
 how much context remains | context remaining? | context left | context used? | context used
 context fill? | context level | context level please | your context level | context status
-context window status | how's the context doing | how's the window looking
-how's the context window looking | how full is the window | how full is the context window now
+how's the context doing | how's the window looking
+how full is the window | how full is the context window now
 how full's the window | what's the context window at | where's your context at
-where are you at with context | what's your context usage | what's your usage | usage?
+where are you at with context | what's your usage | usage?
 what's your memory usage | memory usage please | memory used? | memory left? | memory status
 your memory level | how's your memory holding up | is your memory ok | are you okay for memory
-are you ok for space | are you ok for context | are you good for context | are you nearly full
+are you ok for space | are you ok for context | are you good for context
 are you almost full | are you close to full | are you getting close to full
 how close are you to being full | how close to capacity are you | are you at capacity
 are you near capacity | are you over capacity | are you running out of room
@@ -223,8 +223,8 @@ is it half full | are you half full | more than half full? | is your window half
 how big is your memory right now | how big is the conversation now | how long is our chat now
 how much history are you holding | how much history is in your context | how much are you holding
 how much are you carrying | how loaded are you | how heavy is your context
-is your context nearly full | is your context close to full | is the window nearly full
-is your memory close to full | is your memory getting full | is your memory filling up
+is your context close to full | is the window nearly full
+is your memory close to full | is your memory filling up
 is your window filling up | is the context filling up | are we filling up your context
 have we used much context | have we used a lot of context | have we used much of your memory
 have I used up much of your memory | did we use up much of the window | how much have we used so far
@@ -232,7 +232,7 @@ how much is used so far | how much is left so far | how much capacity is used | 
 capacity left? | capacity please | what's your capacity at | how much capacity remains
 how much headroom have you got | headroom? | any headroom left | how much room left | room left?
 space left? | how much space left | how much space remains | how much room remains | how's your head
-how full is your head | how full's your brain | is your head full | is your brain getting full
+how full's your brain | is your head full | is your brain getting full
 how much brain space is left | how much brain have you got left | how much con text is left
 how full is you context | how much context is lift | how much contest is left
 how much context you got left | how much contacts have we used | how's the contact window

@@ -18,12 +18,12 @@ remind me what's still on me | can you remind me what I've got left | remind me 
 what loose ends have I got | any loose ends for me | what's hanging over me
 is there still stuff for me to get through | what have I got left to get through
 what's still on my plate for me to deal with | is anything still sitting on my plate
-anything still left on my plate | what's still sitting with me | what's sitting on my desk for me
+anything still left on my plate | what's sitting on my desk for me
 anything I haven't got to yet | what haven't I finished | what have I left undone
 what's unfinished on my side | what's undone on my end | anything I still owe
 how much have I still got to do | how much is left for me | how much work is still on me
 what work is still mine | what's still mine to do | which bits are still mine
-what have I got remaining | what remains on my side | what am I still supposed to do
+what have I got remaining | what remains on my side
 what's my workload like | how heavy is my load right now | what's my backlog
 what's open on my side | anything unfinished that's down to me | which things are open for me to do
 what's undone that falls to me | what's incomplete on my end | anything incomplete that's mine
@@ -38,8 +38,8 @@ what proposals need my yes | any proposals for me to accept | what proposals of 
 which of your proposals am I yet to accept | anything you proposed that needs my yes
 what suggestions of yours need my yes | any suggestions of yours waiting for my ok
 which suggestions are you waiting for me to accept | anything you suggested that I haven't okayed
-what are you asking my permission for | anything you need my permission for
-do you need my permission for anything | what needs my permission | what's waiting on my permission
+anything you need my permission for
+what needs my permission | what's waiting on my permission
 what's waiting for my blessing | anything that needs my blessing | what needs my nod
 anything waiting for my nod | what needs my thumbs up | anything awaiting my thumbs up
 what are you waiting for me to green light | anything I need to green light
@@ -86,4 +86,33 @@ what's lined up for tomorrow | what's lined up this week | what's lined up for t
 anything booked in for tomorrow | what's booked in for friday | what have I got booked tomorrow
 am I busy tomorrow morning | am I free tomorrow afternoon | how busy is tomorrow
 how packed is my day tomorrow | how full is my week | what does my morning look like tomorrow
+"""
+
+# What Annie keeps about the user: the notes are the answer (`remember` with the subject "me").
+# A named subject ("what did I tell you about my sister") is a slot only the anchored rules read,
+# so these examples ask about the user alone.
+REMEMBER = """
+what have you got about me
+what have you kept on me
+what's in your notes on me | read me what you've got on me
+what do you have on file about me | what have you stored on me | what have you saved on me
+what have you written about me | what's written down about me
+what personal stuff have you kept about me | what personal things do you know about me
+what details have you kept about me | what details do you hold on me | what facts have you got on me
+what have you picked up about me | what have you gathered about me | what have I told you about me
+what have I shared with you about myself | what have I said about myself
+how much do you know about me | how much have you got on me
+tell me what you've noted about me | show me your notes on me | read back your notes on me
+read out what you know about me
+what's in my profile | what does my profile say | what have you got in your notes about me
+remind me what you know about me
+anything you remember about me | what do you keep about me
+what have you clocked about me | what have you worked out about me
+what things about me do you know
+what have you kept track of about me
+what's in your head about me | what does your memory hold on me | what have you logged about me
+what have you recorded about me | give me a rundown of what you know about me
+what's the sum of what you know about me | any notes about me | your notes on me please
+what have you found out about me | what have you figured out about me
+what do you know about me mate
 """

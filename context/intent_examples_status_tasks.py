@@ -14,23 +14,23 @@ PENDING = """
 okay annie what's on my side of things today | hey is there anything that's on me
 quick question is there anything I need to deal with | I wonder if anything's waiting on me
 can you tell me if anything needs me | do you happen to know if anything's waiting for me
-remind me what I still have to do | remind me what's on me | what's still sitting with me
+remind me what's on me
 um what have I not done yet that I need to | so what do I need to get on with
 what should I get on with | what do I need to crack on with
 anything I need to crack on with this arvo | what's mine to sort today | what have I got to sort
 anything need my say so | what awaits me | what's awaiting me today | which jobs are on me
 what jobs still need me | what bits do I need to do | anything I'm meant to sort out
-which things are on me | which ones are mine to do | what's mine to do | what's my bit to do
+which ones are mine to do | what's mine to do | what's my bit to do
 what do I owe people | who's expecting something from me | is somebody expecting something from me
 who needs something from me | who's waiting for my answer | anybody waiting to hear from me
 who haven't I got back to | who do I still need to reply to | anything needing a reply from me
 what replies am I behind on | what responses do I owe | what's waiting for my say
 what's on me tonight | what's on me this week | anything on me before the weekend
 anything I have to get through today | what do I have to get through | what must be done by me
-what is left that I have to do | what do I still have to do | stuff I still have to do?
-things I need to do? | what have I got left to do | anything left that I need to deal with
+what is left that I have to do | stuff I still have to do?
+things I need to do? | anything left that I need to deal with
 how many things are waiting for me | how much is waiting on me | is the ball in my court
-whose court is the ball in | right so what's left for me then | tell me what I need to do
+whose court is the ball in | tell me what I need to do
 so what needs doing by me today | what needs doing on my end | what needs handling by me
 what do I need to handle today | anything for me to handle | anything requiring my input
 anything that needs my input | anything that needs my eyes on it | what needs my eyes
@@ -46,7 +46,7 @@ are there jobs waiting on me | any jobs on my side | what tasks are mine | which
 which tasks need me | what tasks need my attention | which items need my attention | any tasks on me
 any items on me | anything on my shoulders | anything hanging over me | what's been left for me
 what have you left for me | what have you passed to me | what have you handed back to me
-what did you hand over to me | what's been handed to me | what's waiting on my end
+what did you hand over to me | what's been handed to me
 what's waiting on my side | anything waiting at my end | what's pending my end
 pending items on my side | anything pending my side | what's penning on me | what spending on my end
 what is pendin for me | anything pendng | what's appending on me | what spending for me
@@ -67,7 +67,7 @@ what have I been avoiding | what's been sitting on me a while
 what's been waiting on me the longest | what's the oldest thing waiting on me
 anything been waiting on me for ages | what's waiting on me that's urgent
 what's most urgent on my side | what's top of my pile | what should I tackle first
-what should I do first | where should I start today | what's next for me to do
+where should I start today | what's next for me to do
 what do I need to do next | what's my next job | what's the next thing I need to do
 what's the next thing on me | what's the first thing I should do | what's on me to do first
 give me the things waiting on me | run me through what's on me | can you go over what needs me
@@ -121,7 +121,7 @@ anything landed on my desk | what's landed on my plate that needs me
 """
 
 APPROVALS = """
-okay annie anything need my approval | hey do you need me to approve something
+hey do you need me to approve something
 quick question is there anything for me to approve | I wonder if you're waiting on my approval
 can you tell me what needs approving | do you happen to know if anything needs my ok
 remind me what I need to approve | remind me what you asked me to okay
@@ -157,7 +157,7 @@ what needs ok-ing | anything to rubber stamp | anything waiting on my say so
 what do you need my say so for | anything you need a thumbs up for | what needs my thumbs up
 anything waiting for a thumbs up | what needs green lighting | anything needing a green light
 anything that needs my permission | what's waiting for my permission | any permission requests
-what permissions are you waiting for | what are you asking my permission for
+what permissions are you waiting for
 are you asking permission for anything | did you want permission for something
 anything you need me to agree to | what am I being asked to agree to | anything to agree to
 what do you need me to accept or reject | anything I need to accept or decline
@@ -165,7 +165,7 @@ anything to accept or decline | anything to approve or reject | what can I appro
 what's up for my approval | anything up for approval | what's up for sign off
 what's up for me to confirm | anything for me to confirm | what do you want me to confirm
 what needs confirming from me | any confirmations for me | what confirmations are waiting
-any confirmations outstanding | confirmations? | pending confirmations | any pending confirmations
+any confirmations outstanding | confirmations? | pending confirmations
 what's waiting for confirmation | anything waiting for confirmation | what needs a confirm
 is there anything you need a confirm on | did you need my confirmation on something
 anything you need my authorisation for | any authorisations waiting | authorizations?
@@ -201,15 +201,15 @@ thumbs up needed on anything
 
 LIST = """
 I wonder what's on my list today | do you happen to know what's on my list
-remind me what's on my list | remind me what my tasks are | remind me what's on my to-do list
+remind me what's on my list | remind me what's on my to-do list
 what's on the jobs list | what's on my jobs list | read me the jobs list | what's on the job list
 jobs list please | what jobs are on the list | what's on my list of jobs
-what have I got on my jobs list | what's on the task list | task list? | to-do list?
-the to-do list | my task list | my jobs | all my tasks | all my to-dos | all my jobs
+what have I got on my jobs list | what's on the task list | task list?
+the to-do list | my task list | my jobs | all my jobs
 give me my to-dos | give me my list | give me the whole list | read me the whole list
 read me everything on the list | read out the whole list | what's on the whole list
 what's the full list | the full list please | the whole to-do list please
-everything on my to-do list | everything I've got to do | everything I have to do
+everything I've got to do | everything I have to do
 what is everything I have to do | what have I got to do overall | what have I got to do in total
 what's the total on my list | how many things on my to-do | how many things on the list
 how many jobs have I got | how many jobs are on the list | how many jobs are open
@@ -245,9 +245,9 @@ do I have a lot to do | do I have much to do | is there much on my list | what's
 how heavy is my list | walk me through my list | walk me through my tasks
 take me through my to-do list | go over my list | go over my tasks | go over my to-dos
 can you list my to-dos | could you list my jobs | would you read me my tasks
-could you read out my to-do list | list them | list my stuff | list all my tasks | list everything
+could you read out my to-do list | list them | list my stuff | list everything
 list it all out | just the list please | list please | the list? | list? | to-dos? | todos please
-to do list | todo list | the todo | my todo | what's my todo look like | what on my list
+the todo | my todo | what's my todo look like | what on my list
 wots on my list | what's on my lust | what's on my to do lists | whats on my too do
 what's on my tudu list | what's on my to-do's | what's on my tasks list | what's on my task lists
 what r my tasks | wat r my tasks | what are my task | whats my tasks | what's the current list
@@ -300,7 +300,7 @@ what's been stuck for a while | what's been blocked for ages | anything blocked 
 what's dragged on | what's been dragging | anything dragging on | what's stuck in the mud
 what's snagged | any snags | what's hit a snag | anything hit a wall | what's hit a wall
 what's hung up | anything hung up | what's jammed | what's jammed up | what's clogged up
-where's the bottleneck | any bottlenecks | what's bottlenecked | what's the bottleneck
+where's the bottleneck | any bottlenecks | what's the bottleneck
 what's stopping things | what's stopping me | what's stopping my tasks | what's preventing progress
 what's preventing me finishing | what can't I finish yet | what can't I start yet
 what can't be done yet | what can't I do yet | what can't I get on with | what am I unable to finish
@@ -337,7 +337,7 @@ what's slowing things down | what's slowing me down | what's slow | what's movin
 anything moving slowly | what's not going anywhere | what's going nowhere fast | what's not budging
 what won't budge | what's blocked at the minute | what's blocked rn | what's blocd | what's bloked
 whats blockd | what's stucked | what's stuk | what's blocked on my side
-anything blocked on my list | what on my list is blocked | which of my tasks are stuck
+what on my list is blocked
 which of my things are blocked | anything blocked this week | anything stuck this week
 anything new blocked | is anything blocked up on my tasks | what's got stuck | what's got held up
 what's become stuck | what's stuck and why | what's blocked and by who | what's blocked and by whom

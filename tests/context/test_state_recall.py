@@ -242,6 +242,15 @@ def test_what_annie_remembers_comes_from_the_notes(store: Store, settings: Setti
     assert booking is not None and booking.sources == [flight]
     # No note about it, and it may be general knowledge: the model's question.
     assert resolver.resolve("what do you know about black holes?", NOW) is None
+    # The user's own things are not general knowledge, and what they said is asked of the notes:
+    # "nothing noted" is the answer, never the model's guess.
+    for text, said in {
+        "what do you know about my allergies?": "your allergies",
+        "what did I mention about the black holes talk": "the black holes talk",
+        "remind me what I told you about my landlord": "your landlord",
+    }.items():
+        owned = resolver.resolve(text, NOW)
+        assert owned is not None and owned.text == f"I have nothing noted about {said}.", text
 
 
 def test_what_annie_remembers_about_the_user_is_her_newest_notes(
