@@ -133,7 +133,7 @@ upcoming elections | what's due on my credit card | when is my rent due | when i
 when are the library books due | how do I pay an overdue bill
 what happens if my tax return is late | I'm running late | sorry I'm late | is the train late
 where's my package | has my parcel arrived | when will my order arrive
-what's the status of my refund | what's the status quo
+what's the status quo
 check the weather | check my email | check the news | check the football score
 what goes on a grocery list | make a to-do list for moving house | write me a shopping list
 list the countries in Europe | list your features | list three colours
@@ -149,12 +149,12 @@ new task, call the plumber | take a note | note this down | make a note that the
 remember that I parked on level 2 | remember my locker number is 12
 forget my note about the boiler | remind me what we were talking about | remind me how to tie a tie
 remind me of the rules of chess | set an alarm | set a timer for five minutes
-start a timer | stop the timer | cancel the timer | how do I make a schedule | help me plan my day
+start a timer | stop the timer | cancel the timer | how do I make a schedule
 plan a trip to Rome | make a study schedule | what's a good daily schedule
 what's the ideal sleep schedule | what calendar does Ethiopia use
 how many days are in the Mayan calendar | yes go ahead | no don't | okay do it
 cancel that | who is the plumber | what did the landlord say | when is my sister's birthday
-where is the party | what's the booking reference | what did Tom say | how's your day going
+where is the party | what's the booking reference | what did Tom say
 are you busy | are you free to chat | have you got a minute | are you awake
 what are you doing today | what are you up to tomorrow | what's your plan for today
 do you have plans tonight | what are you thinking about | how much do you know | how smart are you

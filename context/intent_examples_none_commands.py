@@ -54,7 +54,7 @@ how long is the dentist appointment | how much is the plumber charging
 what did the vet say about the cat | what should I prioritise today
 what should I do first today, any advice | how should I plan my week
 how do I organise my to-do list | how do I get through my to-do list faster
-how can I stop procrastinating | how should I tackle a long list of tasks
+how should I tackle a long list of tasks
 any tips for staying on top of my jobs | help me prioritise | what's the best way to manage my time
 what's a good morning routine | how do I stop being late | how do I deal with being overwhelmed
 I've got loads on today | I'm so busy this week | my list is huge | I have too much to do
@@ -116,7 +116,7 @@ are you blocking anything on my phone | what's open near me | is anything open l
 what shops are open now | what's open on a sunday | is anything open on christmas day
 is the chippy open | are the pubs open yet | what's still open at this time
 any word from the plumber | any news from the school | has the builder sent the quote
-did the garage ring | is the dentist running late | is the bus running late | is the train on time
+did the garage ring | is the dentist running late | is the train on time
 is my flight on time | what's waiting in my basket | what's in the oven | what's cooking
 what's left in the pot | what's left in the tank | how long have I got left on my lease
 how long is left on my contract | how long left on my phone contract | when's payday this month

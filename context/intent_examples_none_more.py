@@ -33,7 +33,7 @@ what's the time plus forty minutes | what's ninety minutes from now
 what time would it be in london if it's noon here | convert five pm to twenty four hour time
 how many hours till the weekend | how many days until my holiday
 how many weeks until summer | how long till the end of term | how many sleeps till christmas
-how long is it till half term | how many days are there in a fortnight | how long is a fortnight
+how long is it till half term | how many days are there in a fortnight
 what does arvo mean | what does fortnight mean | what is a diary entry | how do I keep a diary
 what's the difference between a diary and a journal | what's a bullet journal | what's a day planner
 who invented the to-do list | what's the oldest calendar | why are there seven days in a week
@@ -42,7 +42,7 @@ what day of the week will christmas be | when is the summer solstice
 what date is the next bank holiday | when is the school holiday | when does term start
 what year did the titanic sink | what year did queen elizabeth die | what year was I born
 how old will I be in twenty thirty | what's the date of the next election | when is the world cup
-what's the schedule for the world cup | what's the fixture list this weekend | who's playing today
+what's the fixture list this weekend | who's playing today
 what's on the telly this arvo | what's on bbc one tonight | what's on the radio this morning
 what's on at the pictures this weekend | what's on in the west end | what's on at the arts centre
 what's happening in the city this weekend | what's happening at the festival today
@@ -54,7 +54,7 @@ what's next in this recipe | what's the next step after kneading | what do I do 
 what comes next in the sequence | what's next in the alphabet after q | what comes after a billion
 what's up next on the show | who's up next on stage | who's next in the queue at the deli
 what's the status of my parcel | where's my amazon order | has my package been delivered
-when's my delivery coming | what's the status of my ebay order | is my prescription ready
+when's my delivery coming | what's the status of my ebay order
 is my car ready at the garage | has the plumber confirmed | did the builder reply
 has my boss approved my leave | did my manager sign off my expenses | is my holiday approved
 has the council approved the extension | is the visa approved | has the mortgage gone through

@@ -73,7 +73,7 @@ anything I need to follow up on | any follow ups for me | so um is there like an
 right, what's on me today | okay what have I got to deal with | what's waiting for my answer
 anything awaiting my reply | is anything waiting on me to decide
 what's pending for me this evening | what do I still owe you | which of my things are waiting on me
-how many things are waiting on me | how many things need me | what's sitting with me
+how many things are waiting on me | how many things need me
 what's sat on my desk waiting | what's stuck with me | anything stuck on me
 what needs my input today | anything you're blocked on because of me
 what are you blocked on me for
@@ -99,16 +99,16 @@ what do I need to sign off | anything needing sign-off | what needs signing off
 anything awaiting my go-ahead | are you waiting for a go ahead from me
 what are you waiting for my permission on
 anything you need permission for | what needs my permission | is there something you want me to okay
-anything you want me to OK | what do you want me to say yes to
+anything you want me to OK
 is there anything I have to say yes or no to | any yes or no questions waiting for me
 what's waiting on a yes from me | any confirmations needed | anything need confirming
 what needs confirming | do I need to confirm anything | is there anything to confirm
 any actions waiting for approval | what actions need my approval
-what are you asking permission for | what did you ask me to approve | what was I supposed to approve
+what did you ask me to approve | what was I supposed to approve
 did you ask me to approve something | is there an approval waiting
 is there a request waiting for me to approve | anything waiting on my authorization
 what needs authorizing | anything to authorise | what needs my authorisation
-anything awaiting authorisation | what needs a thumbs up from me
+anything awaiting authorisation
 is anything waiting for my thumbs up | what am I meant to be approving
 which approvals are still open | how many approvals are waiting | how many things need my approval
 are there any approvals | approval requests? | is there something I should approve
@@ -117,10 +117,10 @@ awaiting approval?
 anything pending approval | what needs my green light
 does anything need a green light from me | is anything waiting for the green light
 anything I need to a prove | what do I need to a prove | any approves waiting
-what's up for approval | um, do I need to approve anything | so what do you want me to okay
+um, do I need to approve anything | so what do you want me to okay
 are there requests I haven't approved | what requests are waiting on my OK
 have I approved everything | is there anything I haven't approved yet | anything left to approve
-any permissions you need from me | do you need me to sign off on anything
+any permissions you need from me
 what's waiting for me to confirm | what actions are you waiting to run | what are you waiting to do
 """
 
@@ -164,7 +164,7 @@ what have I not finished yet | what's left to do | what's left to do on my list
 what remains on my list | remaining tasks | anything else on my list | what's on my too do list
 what's on my two do list | what are my tusks | what tasks have I still got
 which tasks haven't I done | what are the things on my list | read out my to-dos
-can you run me through my list | talk me through my tasks | what's on my list of things to do
+can you run me through my list | talk me through my tasks
 what am I juggling at the moment | what have I got on at work | what's on my task board
 what's on my board | what's in my backlog | how many things have I got to do
 how many things are on my plate | what's still to do
@@ -193,7 +193,7 @@ what's blocking progress | is anything blocking my tasks | what are the blockers
 what's the hold up | where are things stuck
 whom am I waiting on | who are we waiting on | who do I need to hear back from
 who hasn't got back to me | who owes me a reply | who owes me an answer
-what am I waiting to hear back about | what am I waiting to hear back on
+what am I waiting to hear back about
 what depends on other people | what's out of my hands | what's in other people's hands
 what's with someone else | what's waiting on outside people
 anything waiting on a response from someone
@@ -247,7 +247,7 @@ am I booked up tomorrow | how busy am I this week | how packed is my day
 how full is my calendar today | how full is my diary this week | is my diary clear tomorrow
 is my day clear | what's urgent this week | anything coming due | what's coming due soon
 what falls due this week | what's running late | what tasks are late | which deadlines have I missed
-have I missed any deadlines | any reminders tomorrow | am I busy this afternoon
+any reminders tomorrow | am I busy this afternoon
 what's planned for tonight | what comes next for me | what have I got next
 what's my next thing | what's the next thing I have | next appointment?
 when's my next appointment | when is my next thing | what's happening next | what am I doing next
@@ -255,7 +255,7 @@ where do I need to be next | do I have any reminders set
 have I got any reminders set | are there any reminders
 which reminders are set | upcoming reminders
 what's upcoming | anything upcoming | what's coming up soon | anything coming up soon
-is anything overdue | which tasks are overdue | what's past due | anything past due
+is anything overdue | which tasks are overdue | anything past due
 what have I missed | did I miss anything | have I missed any reminders | what's going on today
 what's going on tomorrow | what's going on this week | what's on this evening
 what's on this weekend | anything on this weekend
@@ -301,7 +301,7 @@ is it after five | is it five yet | is it lunchtime yet | is it noon | has it go
 what time do you make it | what time do you have | what's the local time
 local time please | is it evening yet
 is it getting late | is it still morning | is it afternoon already | whet time is it
-what thyme is it | what time isit | wot time is it | sorry, what time is it | how late is it getting
+what thyme is it | what time isit | wot time is it | how late is it getting
 can I get the time | what time is it round here | is it dinner time yet | is it bedtime yet
 what's the time where I am
 """
@@ -363,14 +363,14 @@ are you about to run out of room | will you run out of room soon | when will you
 how long before you run out of memory | how long until you need to compact
 will you need to compact soon | when do you start forgetting | are you going to forget things soon
 is there still room in your memory | do you have room left | have you still got room
-have you got space left | what's your memory at | memory usage | memory check | context check
+have you got space left | what's your memory at | memory usage | memory check
 how's your context | how's the context window | how's your window
 percent used? | how much have you used
 what fraction of your context is used | how loaded is your context
 how much more conversation can you fit | how many more tokens can you take
 how many tokens remain | how many tokens have we burned through
 how much context have we burned | how much context is used up | how much contacts is left
-how full is your con text | how much memory have you got left | how's your memory looking
+how full is your con text | how's your memory looking
 are you running low on memory | running low on context? | low on memory? | how close to full are you
 how close is your context to full | how close are we to the context limit
 how close are we to your memory limit | uh, how much room is left | so how's your memory

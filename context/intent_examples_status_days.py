@@ -24,7 +24,7 @@ any reminders going off today | when's my next reminder due | next reminder? | w
 when does my next reminder go off | what's the next thing you'll remind me of
 is there a reminder coming up | anything you're due to remind me of
 anything you need to remind me of | what's coming up today | what's coming up later
-what's coming up this arvo | what's coming up soon | what's coming up next week
+what's coming up soon | what's coming up next week
 anything coming up this weekend | anything coming up I should know about
 anything coming up in the next hour | what's in the next few hours | what's on in the next hour
 what's coming up in the next few days | anything in the next couple of days
@@ -52,14 +52,14 @@ what's in store today | what's in store tomorrow | what's due | what's due next 
 anything due tonight
 anything due by the end of the day | what's due by end of day
 what's due before Monday | anything due over the weekend | what's due first thing tomorrow
-when is stuff due | when are things due | what's the next thing due
+when is stuff due | when are things due
 which deadline is next | what deadline is coming up | any deadlines soon | deadlines?
 any deadlines today | deadlines this week? | what deadlines are coming up
 what's got a deadline soon | overdue? | overdue stuff | any overdue stuff
 overdue tasks | overdue items | anything overdue on my list
 which things are overdue | which reminders are overdue | have any reminders gone past
 what's gone past its due date | what's past its deadline | anything past its deadline
-anything late | am I late on anything | what have I missed today | did I miss any reminders today
+anything late | what have I missed today | did I miss any reminders today
 have I missed anything today | what did I miss | anything I missed | what slipped past
 what did I forget | did I forget anything today | anything I've forgotten
 anything I should remember today | what should I remember today | what should I remember tomorrow
@@ -180,14 +180,14 @@ what's the exact date
 CONTEXT = """
 I wonder how full your context is
 do you happen to know how full your memory is | remind me how much context you have left
-how much of your memory is left | how much of your memory is used
+how much of your memory is left
 how much of your memory have I used | how much of your context have I used
 how much have I filled up | how much of you is full | how much context is there left
 how much context remains | context remaining? | context left | context used? | context used
 context fill? | context level | context level please | your context level | context status
 how's the context doing | how's the window looking
 how full is the window | how full is the context window now
-how full's the window | what's the context window at | where's your context at
+how full's the window | where's your context at
 where are you at with context | what's your usage | usage?
 what's your memory usage | memory usage please | memory used? | memory left? | memory status
 your memory level | how's your memory holding up | is your memory ok | are you okay for memory

@@ -63,7 +63,7 @@ what are you proposing that needs me | what have you put forward for me to decid
 
 # Asking to hear or see the task list itself.
 LIST = """
-can I hear my tasks | could I hear my task list | I'd like to hear my list
+could I hear my task list | I'd like to hear my list
 let me hear my to do list | let me hear what's on my list | can I hear what's on my list
 play back my task list | can you play me my list | say my tasks out loud
 can you say my to dos | could you speak my list aloud | I want to hear my todos

@@ -137,7 +137,7 @@ what are you holding off on | what are you holding back until I approve
 what's queued for my approval | any queued actions | what actions are queued
 what actions are waiting | any actions waiting | are there actions waiting on me
 any actions waiting for me to say yes | what needs a yes or no from me
-what do you need a yes or no on | yes or no questions for me? | anything I need to say yes to
+yes or no questions for me? | anything I need to say yes to
 anything I need to say no to | what should I say yes or no to | any decisions on your suggestions
 what do you want my decision on | what needs my nod | anything waiting for my nod
 anything need my blessing | what needs my blessing | what do you need my blessing for
@@ -207,8 +207,8 @@ jobs list please | what jobs are on the list | what's on my list of jobs
 what have I got on my jobs list | what's on the task list | task list?
 the to-do list | my task list | my jobs | all my jobs
 give me my to-dos | give me my list | give me the whole list | read me the whole list
-read me everything on the list | read out the whole list | what's on the whole list
-what's the full list | the full list please | the whole to-do list please
+read out the whole list | what's on the whole list
+what's the full list | the whole to-do list please
 everything I've got to do | everything I have to do
 what is everything I have to do | what have I got to do overall | what have I got to do in total
 what's the total on my list | how many things on my to-do | how many things on the list
@@ -280,7 +280,7 @@ remind me what's blocked | remind me who I'm waiting on | remind me what we're w
 what's waiting on other folks | what's waiting on another person
 anything waiting on another person | what's waiting on them | what are we waiting on them for
 what are we still waiting for | what are we still waiting on | what am I still waiting for
-what am I still waiting on | what's still waiting on others | anything still waiting on others
+what's still waiting on others | anything still waiting on others
 what's still stuck | what's still blocked | is anything still blocked | is anything still held up
 anything held up at the moment | anything held up by other people | what's held up by others
 what's held up waiting for someone | anything waiting on somebody | what's waiting on somebody else

@@ -74,6 +74,21 @@ _ELSEWHERE = re.compile(
 )
 
 
+# Asking for a judgement ("what should I tackle first", "what would you do if you were me") or
+# for something to repeat ("... every hour"): the model's to weigh or to set up with its tools,
+# whatever status words the sentence holds. Status questions ask what is, once.
+_JUDGEMENT = re.compile(
+    r"\b(?:(?:what|which)(?: \w+)? (?:should|shall|would|do) (?:i|you) (?:do|tackle|start|begin"
+    r"|pick|choose|prioriti[sz]e|focus on|work on|go for|get on with)(?: \w+)? (?:first|next)"
+    r"|if you were me|in (?:what|which) order should i)\b"
+)
+_REPEAT = re.compile(
+    r"\bevery (?:single )?(?:other |few |couple of |\d+ |two |three |five |ten |fifteen )?"
+    r"(?:minutes?|hours?|days?|mornings?|evenings?|nights?|weeks?|months?|weekdays?|weekends?"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+)
+
+
 @dataclass(frozen=True)
 class Routed:
     """How the state path placed one sentence: `match` when it answers; `how` says which
@@ -117,8 +132,9 @@ def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None
 
 
 def elsewhere(core: str) -> bool:
-    """Whether normalized `core` gives an order or asks about the world."""
-    return _ELSEWHERE.search(core) is not None
+    """Whether normalized `core` gives an order, asks about the world, asks for a judgement or
+    for something to repeat."""
+    return any(p.search(core) is not None for p in (_ELSEWHERE, _JUDGEMENT, _REPEAT))
 
 
 def match(

@@ -8,7 +8,8 @@ The split is deterministic (a CRC of the text): tune the rules and the classifie
 "tune" half, report on the "held_out" half, which nothing is tuned on. `load_file` reads a set
 kept elsewhere in the same form (a blind set). `evaluate` runs a resolver over a part and
 counts routing (status questions answered by the state path, near misses wrongly taken from
-the model, and those the classifier was unsure of), intents, and per-turn latency.
+the model, and those the classifier was unsure of), intents, and per-turn latency: of the
+routing decision alone, and of the whole answer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from context.state import StateResolver
+from context.state_rules import route
 from memory.store import Store
 
 Part = Literal["tune", "held_out", "all"]
@@ -66,6 +68,9 @@ class Routing:
     missed: list[Labelled] = field(default_factory=list)
     wrongly_taken: list[tuple[Labelled, str]] = field(default_factory=list)
     wrong_intent: list[tuple[Labelled, str]] = field(default_factory=list)
+    # Per turn: deciding where the sentence goes (`route`), and the whole answer (routing again,
+    # from the kept question vector, and reading the records, a note search included).
+    route_ms: list[float] = field(default_factory=list)
     turn_ms: list[float] = field(default_factory=list)
     # Per turn: whether the classifier embedded the question (False: the rules alone decided).
     embedded: list[bool] = field(default_factory=list)
@@ -95,6 +100,9 @@ def evaluate(resolver: StateResolver, items: list[Labelled], now: datetime) -> R
     index = resolver.intents
     for item in items:
         before = index.embeddings if index is not None else 0
+        t0 = time.perf_counter()
+        route(item.text, (), index)
+        out.route_ms.append((time.perf_counter() - t0) * 1000.0)
         t0 = time.perf_counter()
         result, routed = resolver.resolve_routed(item.text, now)
         out.turn_ms.append((time.perf_counter() - t0) * 1000.0)

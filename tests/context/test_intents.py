@@ -32,6 +32,9 @@ def test_what_points_elsewhere_goes_to_the_model_without_an_embedding(
         "remind me to call the bank at five": "elsewhere",
         "how do I approve a pull request?": "elsewhere",
         "what does overdue mean?": "elsewhere",
+        # A judgement to make, or something to repeat: the model's, status words or not.
+        "what should I tackle first?": "elsewhere",
+        "remind me what time it is every hour": "elsewhere",
         # A word only near misses use, a name, or two words no example uses.
         "is there anything pending on the server?": "model",
         "What time is it in Lisbon?": "model",
