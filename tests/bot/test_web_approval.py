@@ -82,7 +82,8 @@ async def test_an_approved_search_is_a_capped_tool_result_that_tier1_clears(
         # Newer long results push the context past tier 1: the search result is cleared.
         for _ in range(12):
             replies.extend([call("get_context", type="tasks"), "Those are your errands."])
-            await collect(session, "What errands do I have?")
+            # An order the model carries out ("what errands do I have?" is the state path's).
+            await collect(session, "Group my errands by neighbourhood, please.")
             await session.wait_idle()
             if result.cleared:
                 break
