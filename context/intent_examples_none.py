@@ -178,7 +178,7 @@ give me a quote for today | what's the word of the day | what's the recipe of th
 what's on at the Odeon | what's on at the museum | who's playing at the festival
 what's the next big thing in tech
 what's next for me in my career | how much do you cost to run | how big is your model
-how many parameters do you have | what model are you
+how many parameters do you have
 how much RAM do you need to run | is the restaurant fully booked tonight
 are there any tables free tonight | any seats left on the train
 are there any tickets left for the gig | what's the time limit for the driving test

@@ -22,7 +22,7 @@ remind me in twenty minutes to check the oven | remind me on friday to pay the m
 remind me tomorrow morning about the parcel | remind me next week to book the mot
 can you remind me to call my sister tonight | I need a reminder to buy stamps
 set me a reminder for three | set a reminder for the bins on thursday | set an alarm for half six
-set a timer for twenty minutes | put a timer on for the pasta | wake me at seven tomorrow
+put a timer on for the pasta | wake me at seven tomorrow
 could you set an alarm for six thirty | schedule a call with the bank for tuesday
 book me a slot with the hairdresser | pencil in lunch with sam on friday
 put the school play in my diary | add the dentist to my calendar for the ninth
@@ -38,7 +38,7 @@ reschedule the call with the accountant | move everything to monday | mark the l
 the refund is waiting on the airline now | I'm waiting on the builder for a quote
 I'm still waiting to hear from the school | we're waiting on the council
 the paint colour is on hold | put the garden project on hold | unblock the refund task
-the supplier got back to me | yes approve it | approve the email to the school
+the supplier got back to me | approve the email to the school
 go ahead and send it | yes do it | reject that | decline it | I approve
 okay go for it | sure go ahead | nope cancel that one | yes you can book it | confirm it | I confirm
 confirmed | sounds good go ahead | let's do it | when's my dentist appointment

@@ -53,7 +53,7 @@ what's the next episode about | when's the next season out | when is the next ha
 what's next in this recipe | what's the next step after kneading | what do I do next with the dough
 what comes next in the sequence | what's next in the alphabet after q | what comes after a billion
 what's up next on the show | who's up next on stage | who's next in the queue at the deli
-what's the status of my parcel | where's my amazon order | has my package been delivered
+what's the status of my parcel | has my package been delivered
 when's my delivery coming | what's the status of my ebay order
 is my car ready at the garage | has the plumber confirmed | did the builder reply
 has my boss approved my leave | did my manager sign off my expenses | is my holiday approved
@@ -131,7 +131,7 @@ any news today | what's in the news this week | what's trending
 what's happening in the world today | what happened in the news yesterday
 what's the big story today | what's going on in parliament | what's going on with the strikes
 what's happening with interest rates | what's the score in the cricket | who won the rugby
-what's the latest score | how did the match go | what's my wife got on today
+what's the latest score | how did the match go
 what's my husband doing tonight | when is my son's parents evening
 what's my daughter's school doing this week | is my mum free tomorrow | what's my dad up to
 what's my colleague working on | what's my team doing this week | what's my boss's schedule
@@ -140,7 +140,7 @@ is my brother coming tomorrow | who's coming to dinner | who's waiting outside |
 who's waiting for me downstairs | is anyone waiting for me in reception
 who's in the queue before me | are you busy right now | are you free
 what are you working on these days | what have you been up to | what are you thinking
-what's your schedule like | do you have a schedule | do you ever sleep | do you have a calendar
+what's your schedule like | do you have a schedule | do you have a calendar
 do you have a to-do list | what's on your to-do list | what's on your list
 what's on your plate today | what tasks can you do | what jobs can you do | how much do you remember
 how much can you remember | what's your memory like | do you have a good memory

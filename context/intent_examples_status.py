@@ -48,7 +48,7 @@ anything I should be doing | what should I be working on | what do I still need 
 what's left on my end | anything remaining for me
 what's still waiting for me | anything still waiting on me | what's awaiting my response
 what's awaiting my decision | is there a decision I need to make | any decisions waiting on me
-do I need to decide anything | do I owe anybody a reply | who's waiting on me
+do I need to decide anything | do I owe anybody a reply
 is anyone waiting on me | is anybody waiting for me | who am I keeping waiting
 am I keeping anyone waiting | am I the bottleneck on anything | what's stuck waiting for me
 what's pending on my side | pending on me? | my pending stuff | pending? | outstanding items for me
@@ -161,7 +161,7 @@ any to-dos | any to dos left | how many to-dos do I have
 which of my tasks are open | what's unfinished | what haven't I finished | what's not done yet
 what's still not done | anything unfinished | what's incomplete | what tasks are incomplete
 what have I not finished yet | what's left to do | what's left to do on my list
-what remains on my list | remaining tasks | anything else on my list | what's on my too do list
+what remains on my list | remaining tasks | anything else on my list
 what's on my two do list | what are my tusks | what tasks have I still got
 which tasks haven't I done | what are the things on my list | read out my to-dos
 can you run me through my list | talk me through my tasks
@@ -283,7 +283,7 @@ what am I doing tomorrow | what am I up to today | what am I up to tomorrow | wh
 what do I have going on | what have I got going on today | anything going on tomorrow
 what's on my shed you'll | what's on my calender | uh, anything tomorrow
 what's next on the calendar | what have I got this afternoon
-anything this morning | what's happening this arvo | what's on this morning | what's due by Friday
+anything this morning | what's happening this arvo | what's on this morning
 anything due before the weekend | is there anything I need to remember today
 have I got any reminders today | anything I should remember tomorrow
 what's coming up this fortnight | what's in the calendar | what's due
@@ -315,7 +315,7 @@ what year have we got | what's the current year | current date
 what's the date tomorrow going to be | what date will it be tomorrow
 is it Saturday today | is it the weekend yet | what date is it today
 what's the day | what number is it today | is it Monday
-is today Wednesday | is it Thursday | is it Friday yet | is today Sunday | is it a weekend
+is today Wednesday | is it Thursday | is today Sunday | is it a weekend
 is today a weekday | is it a weekday today | which year are we in | what year are we in
 what's the month | give me the date | what date are we on | what's tomorrow's date
 what date is tomorrow | what day is tomorrow | what day was yesterday | what was yesterday's date
@@ -346,7 +346,7 @@ how long can we keep talking | can you still fit more | is there room for more i
 are you near full | are you nearly out of memory | how's your context usage
 how much have you filled up | how filled up are you | what's your fill level
 how much of your brain is used | is your brain full | how full is your brain
-is your memory nearly full | are you running out of space | what percent of the window is used
+are you running out of space | what percent of the window is used
 how is your memory holding up | how much memory is left | where is the context at
 how close are you to your limit | how close are you to the limit | are you near your limit
 how near are you to running out | how much more can you take

@@ -31,7 +31,7 @@ what's coming up in the next few days | anything in the next couple of days
 what's on over the next few days | anything this fortnight | what's on this fortnight
 what's on in the next fortnight | anything due this fortnight | what have I got over the weekend
 what's on Saturday | anything on Sunday | what have I got on Monday | what's on Friday
-am I free on Saturday | am I busy on Friday | anything booked for the weekend | what's on this arvo
+am I free on Saturday | am I busy on Friday | anything booked for the weekend
 anything on this arvo | what have I got on this arvo | am I free this arvo | what's the plan tonight
 what am I doing tonight | what am I doing later | what am I doing this evening
 what am I doing this weekend | what's happening later on | what's happening this afternoon
@@ -82,7 +82,7 @@ how packed is tomorrow | how full is my day | how full is tomorrow | how full's 
 is my week full | what's the plan for tomorrow | what's the plan this week | what's planned
 anything planned | anything planned today | anything planned this weekend | what have I planned
 what have I planned for today | what have I got planned this week | what's on for today
-what's on for the weekend | what's on for next week | what's on for tonight | what's on later
+what's on for next week | what's on later
 what's on in the morning | what's on first thing | what have I got first thing | what's first today
 what's the first thing today | what's first up | what's the last thing today | what's last today
 when's my last thing | anything after six | anything this morning then
@@ -120,7 +120,7 @@ have I got a clear diary tomorrow | is friday clear | is my calendar clear this 
 
 TIME = """
 I wonder what time it is | do you happen to know the time | remind me what time it is
-what time is it love | what time is it mate | what's the time mate | what time do you reckon it is
+what time is it love | what time is it mate | what time do you reckon it is
 what's the time do you know | any idea what time it is | have you any idea of the time
 got any idea what the time is | do you know what the time is | tell me what the time is
 say the time | quick time check please | can I have the time | may I have the time | what's the hour
@@ -130,7 +130,7 @@ is it afternoon | is it the afternoon yet | is it still afternoon | is it evenin
 is it nighttime | is it early still | is it really that late | how early is it now
 it feels late what time is it | I've lost track of time what time is it | wats the time
 what's the tim | what's thee time | what times it | what time is et | what time is it know
-what tyme is it | what time is it rite now | what time we at | what time we got
+what tyme is it | what time is it rite now | what time we got
 what time are we at | where are we time wise | how's the time | how are we for time
 how are we doing for time | how am I doing for time | what time is it right this second
 the current time is what | tell me the current time | give me the current time | clock?

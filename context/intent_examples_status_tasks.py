@@ -105,7 +105,7 @@ anything I need to catch up on | what do I need to catch up on | cheers annie an
 right then what's on my plate to deal with | what's for me to do anyway
 which tasks am I holding up | what am I holding up for other people
 is there anything I'm holding up for someone | what's held up because of me
-what's stuck because of me | am I the one holding things up | what are people waiting on me for
+what's stuck because of me | am I the one holding things up
 what's everyone waiting on me for | what's waiting on my answer | any tasks waiting on my reply
 are there things waiting on my response | items waiting on my answer?
 is there stuff waiting for my answer | which things are waiting for my reply
@@ -143,7 +143,7 @@ what do you want my decision on | what needs my nod | anything waiting for my no
 anything need my blessing | what needs my blessing | what do you need my blessing for
 do you need my blessing on anything | anything you need my go-ahead for | give me the approvals
 read me the approvals | read out the approvals | go through the approvals
-run me through the approvals | what approvals have I got | what approvals are outstanding
+run me through the approvals | what approvals are outstanding
 any outstanding approvals | any approvals outstanding | are there outstanding approvals
 how many approvals have I got | how many approvals are pending | approvals count
 number of approvals waiting | open approvals? | approvals waiting? | anything to approve?
@@ -204,10 +204,10 @@ I wonder what's on my list today | do you happen to know what's on my list
 remind me what's on my list | remind me what's on my to-do list
 what's on the jobs list | what's on my jobs list | read me the jobs list | what's on the job list
 jobs list please | what jobs are on the list | what's on my list of jobs
-what have I got on my jobs list | what's on the task list | task list?
+what have I got on my jobs list | task list?
 the to-do list | my task list | my jobs | all my jobs
 give me my to-dos | give me my list | give me the whole list | read me the whole list
-read out the whole list | what's on the whole list
+what's on the whole list
 what's the full list | the whole to-do list please
 everything I've got to do | everything I have to do
 what is everything I have to do | what have I got to do overall | what have I got to do in total
@@ -283,7 +283,7 @@ what are we still waiting for | what are we still waiting on | what am I still w
 what's still waiting on others | anything still waiting on others
 what's still stuck | what's still blocked | is anything still blocked | is anything still held up
 anything held up at the moment | anything held up by other people | what's held up by others
-what's held up waiting for someone | anything waiting on somebody | what's waiting on somebody else
+what's held up waiting for someone | anything waiting on somebody
 who's got the ball | whose court is it in | what's in someone else's court | what's in their court
 what's sitting with other people | what's sitting with someone else
 what's with other people right now | what are others doing for me
@@ -310,7 +310,7 @@ what relies on someone else | what's out of my control | what's not in my hands
 what's out of my hands right now | what's in someone else's hands | what's on someone else's plate
 what's on other people's plates | what's stuck on someone else's desk
 what's sitting on someone's desk | anything sat with others | what's sat with other people
-what's sat waiting on others | what's parked for now | what's on pause | anything on pause
+what's sat waiting on others | what's on pause | anything on pause
 what's been paused | what's been put on hold | what's been shelved | anything shelved
 what's on the shelf | what's on the back burner | what's been on hold a while
 which jobs are on hold | which jobs are stuck | which jobs are blocked | stuck jobs? | blocked jobs
