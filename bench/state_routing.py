@@ -32,6 +32,8 @@ RECALL_TARGET = 0.97
 TAKEN_TARGET = 0.01
 EMBEDDED_P99_TARGET_MS = 15.0
 RULES_P99_TARGET_MS = 3.0
+# Questions embedded by each model when the two are timed side by side.
+SIDE_BY_SIDE = 200
 
 
 def pct(values: list[float], q: float) -> float:
@@ -43,6 +45,19 @@ def pct(values: list[float], q: float) -> float:
 
 def spread(values: list[float]) -> str:
     return f"p50 {pct(values, 50):.2f} ms  p99 {pct(values, 99):.2f} ms"
+
+
+def _embed_ms(
+    models: tuple[EmbedderLike, EmbedderLike], questions: list[str]
+) -> tuple[list[float], list[float]]:
+    """Each question embedded by one model, then the other: the same noise falls on both."""
+    out: tuple[list[float], list[float]] = ([], [])
+    for text in questions:
+        for model, times in zip(models, out, strict=True):
+            t0 = time.perf_counter()
+            model.embed([text])
+            times.append((time.perf_counter() - t0) * 1000.0)
+    return out
 
 
 def _cell(part: int, whole: int) -> str:
@@ -124,6 +139,15 @@ def run_routing(
     say(f"    turns that embedded the question: {spread(embedded_only)}")
     say(f"  rule-only: {spread(rules_ms)}  (target p99 <= {RULES_P99_TARGET_MS:.0f} ms)")
     say(f"  one question embedding here: ~{index.last_embed_ms:.1f} ms (the last one measured)")
+    fast = index.model()
+    if fast is not None and fast is not embedder:
+        questions = [i.text for items in sets.values() for i in items][:SIDE_BY_SIDE]
+        floats, ints = _embed_ms((embedder, fast), questions)
+        say(
+            f"  one question's embedding, side by side ({len(questions)} each, alternating): "
+            f"the float model {spread(floats)}; the classifier's int8 copy {spread(ints)} "
+            f"({pct(floats, 50) / max(pct(ints, 50), 1e-9):.1f}x at p50)"
+        )
     answers = [ms for r in full.values() for ms in r.turn_ms]
     say(
         f"  the whole answer, routing and reading the records: {spread(answers)} (a question "

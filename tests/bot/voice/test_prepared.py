@@ -42,7 +42,7 @@ async def test_a_prepared_piece_plays_from_the_store_and_is_synthesized_once(tts
 
     assert counting.asked == [text]
     assert voice.stats.hits["speculative"] == 1 and voice.stats.synthesized == 0
-    # Piper varies its timing from run to run (up to about 5%): the same words, about as long.
+    # Piper varies its timing from run to run (up to about 7%): the same words, about as long.
     direct = await audio(tts, text)
     assert abs(heard.size - direct.size) < 0.1 * direct.size
     # Said once, a speculative piece is gone: the next time is synthesized afresh.
@@ -60,8 +60,11 @@ async def test_words_not_prepared_never_get_prepared_audio(tts: TTS) -> None:
     heard = await audio(voice, other)
 
     assert voice.stats.hits["speculative"] == 0 and voice.stats.synthesized == 1
+    # The voice was asked for these words, and what played is about as long as they are
+    # (Piper's timing varies from run to run: 7% apart was seen in a full run).
+    assert counting.asked[-1] == other
     direct = await audio(tts, other)
-    assert abs(heard.size - direct.size) < 0.05 * direct.size
+    assert abs(heard.size - direct.size) < 0.1 * direct.size
     # Bounded: preparing more drops the oldest speculative pieces.
     voice.prepare(["One more.", "And another."])
     await voice.wait()
