@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from config import Settings
@@ -168,3 +169,14 @@ def test_a_question_about_the_user_in_words_no_rule_knows_reads_the_notes(
     )
     assert routed.how == "classifier" and result is not None and result.intent == "remember"
     assert "penicillin" in result.text
+
+
+def test_the_classifier_runs_an_int8_copy_of_the_embedder(
+    embedder: Embedder, index: IntentIndex
+) -> None:
+    fast = index.model()
+    assert fast is not None and fast is not embedder and index.model() is fast  # made once
+    text = ["what's still pending on me"]
+    near = float(np.asarray(embedder.embed(text))[0] @ np.asarray(fast.embed(text))[0])
+    # Close to the float model's vector, and not the same one: the notes never use it.
+    assert 0.85 < near < 0.9999
