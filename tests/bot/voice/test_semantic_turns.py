@@ -94,7 +94,8 @@ async def test_a_pause_mid_sentence_keeps_listening_and_drops_its_speculative_tr
         await client.wait_for(lambda c: c.of_type("assistant_done"), 60, "the answer")
         assert len(finals(client)) == 1, finals(client)
         text = str(heard[0]["text"]).lower()
-        assert "tell me" in text and "paris" in text, text
+        # Both halves in one transcript ("Paris" itself is sometimes heard as "pairs").
+        assert "tell me" in text and "weather" in text, text
         assert heard[0]["ended_by"] in ("detector", "silence limit")
         stats = server.voices[0].stats
         assert stats.speculative_discarded >= 1, stats
