@@ -36,17 +36,28 @@ def parse(block: str) -> tuple[str, ...]:
     return tuple(p.strip() for line in block.splitlines() for p in line.split("|") if p.strip())
 
 
-def written(path: Path = WRITTEN) -> dict[str, tuple[str, ...]]:
-    """The examples of a `label<TAB>question` file ("#" comments), by label."""
-    found: dict[str, list[str]] = {}
+def read_labelled(path: Path) -> list[tuple[str, str]]:
+    """The (label, question) lines of a `label<TAB>question` file ("#" comments): these
+    examples, the labelled set and the blind sets share the form. A line with no tab, a
+    label that is no intent nor "none", or no question is refused with its place."""
     labels = (*INTENTS, "none")
+    found: list[tuple[str, str]] = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         label, sep, text = line.partition("\t")
-        if not sep or label not in labels or not text.strip():
+        label, text = label.strip(), text.strip()
+        if not sep or label not in labels or not text:
             raise ValueError(f"{path}:{n}: expected one of {labels}<TAB>question, got {line!r}")
-        found.setdefault(label, []).append(text.strip())
+        found.append((label, text))
+    return found
+
+
+def written(path: Path = WRITTEN) -> dict[str, tuple[str, ...]]:
+    """The examples of a `label<TAB>question` file, by label."""
+    found: dict[str, list[str]] = {}
+    for label, text in read_labelled(path):
+        found.setdefault(label, []).append(text)
     return {label: tuple(texts) for label, texts in found.items()}
 
 

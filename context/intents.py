@@ -131,7 +131,8 @@ class IntentIndex:
         self.cache_dir = annie_home() / "cache" if cache_dir is None else cache_dir or None
         self._model: _Model | None = None
         self._digests: dict[int, str] = {}  # by the embedding model's id()
-        self._fast: dict[int, EmbedderLike] = {}  # the quantized copy, by the model's id()
+        # The embedding model last asked for, and the copy the classifier runs of it.
+        self._fast: tuple[EmbedderLike, EmbedderLike] | None = None
         self._fast_lock = threading.Lock()
         self._lock = threading.Lock()
         # Recent questions' vectors: people repeat their status questions word for word.
@@ -152,14 +153,13 @@ class IntentIndex:
         if quantized is None:
             return model
         with self._fast_lock:
-            fast = self._fast.get(id(model))
-            if fast is None:
+            if self._fast is None or self._fast[0] is not model:
                 try:
-                    fast = self._fast[id(model)] = quantized()
+                    self._fast = (model, quantized())
                 except Exception as exc:  # no int8 kernels here: the model as it is
                     log.warning("the classifier runs the unquantized embedder: %s", exc)
-                    fast = self._fast[id(model)] = model
-            return fast
+                    self._fast = (model, model)
+            return self._fast[1]
 
     def warm(self) -> bool:
         """Load or train the classifier now (seconds the first time); False without a

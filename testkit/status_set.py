@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from context.intent_examples import read_labelled
 from context.state import StateResolver
 from context.state_rules import route
 from memory.store import Store
@@ -45,15 +46,7 @@ def load(part: Part = "all") -> list[Labelled]:
 
 def load_file(path: Path) -> list[Labelled]:
     """A set in the same form (`label<TAB>question`, "#" comments), such as a blind set."""
-    items: list[Labelled] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        if "\t" not in line:
-            raise ValueError(f"{path}:{n}: expected label<TAB>question, got {line!r}")
-        label, text = line.split("\t", 1)
-        items.append(Labelled(text.strip(), label.strip()))
-    return items
+    return [Labelled(text, label) for label, text in read_labelled(path)]
 
 
 @dataclass
