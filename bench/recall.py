@@ -8,9 +8,12 @@ five notes. Figures: Recall@1/@3/@5 of the right note in the lane (by kind of qu
 lane's tokens, recall latency p50/p95 (embedding the question included, and without it), and
 false certainty.
 
-False certainty: the lane is not empty, every note in it passed the relevance floor
-(`context.evidence_min_similarity`), and none of them is the right note: the model is handed
-wrong notes as relevant memory and nothing in the lane says the answer is missing.
+False certainty: the lane is not empty, recall was sure of it (`context.certainty`; a lane it
+was not sure of says in every note that it is only related), and none of its notes is the
+right note: the model is handed wrong notes as the answer and nothing in the lane says the
+answer is missing. Beside it: how many lanes were sure, sure with the right note first, and
+sure but led by a wrong note. Questions of kind `absent` (note `-`) ask what no note says; a
+sure lane for one is false certainty too, counted apart.
 
 The notes' embeddings are cached in the temporary folder by the hash of their texts, so a
 second run at the same size embeds only the questions.
@@ -42,6 +45,7 @@ from memory.search import EmbedderLike
 from memory.store import Store
 
 HELP = "Recall@1/@5, tokens, latency and false certainty of recall over generated notes"
+ABSENT = "absent"  # a question's kind when no note answers it (its note column is "-")
 LANE = 5
 CACHE = Path(tempfile.gettempdir()) / "annie-bench-recall"
 
@@ -70,6 +74,8 @@ def load_questions(path: Path) -> list[Question]:
         if len(parts) != 3 or not all(p.strip() for p in parts):
             raise ValueError(f"{path}:{number}: expected kind, question and note, tab-separated")
         kind, text, answer = (p.strip() for p in parts)
+        if (kind == ABSENT) != (answer == "-"):
+            raise ValueError(f"{path}:{number}: a question of kind {ABSENT} has the note -")
         out.append(Question(text, answer, kind))
     return out
 
@@ -131,7 +137,7 @@ def measure(
     memory = generate(notes, facts, seed)
     if questions is not None:
         texts = {n.text for n in memory.notes}
-        absent = [q.answer for q in questions if q.answer not in texts]
+        absent = [q.answer for q in questions if q.kind != ABSENT and q.answer not in texts]
         if absent:
             raise ValueError(
                 f"{len(absent)} questions' notes are not in the memory of {notes:,} notes, "
@@ -178,6 +184,8 @@ def _ask(
     tokens: list[int] = []
     ranks: dict[str, list[int]] = {}
     false_certain = 0
+    sure: dict[str, int] = {"lanes": 0, "right_first": 0, "wrong_first": 0, "held_back": 0}
+    unanswerable = {"questions": 0, "sure": 0, "hedged": 0, "empty": 0}
     for i, q in enumerate(memory.questions):
         t = time.perf_counter()
         evidence = recall(store, q.text, settings, lambda: embedder, now=memory.now)
@@ -201,10 +209,19 @@ def _ask(
         lane = [item for item in admitted.items if item.lane == "evidence"]
         tokens.append(sum(ledger.item_tokens(item) for item in lane))
         shown = [item.source_ids[0] for item in lane]
+        certain = bool(lane) and all(item.meta.get("certain", True) for item in lane)
+        if q.kind == ABSENT:
+            unanswerable["questions"] += 1
+            unanswerable["sure" if certain else "hedged" if lane else "empty"] += 1
+            continue
         right = by_text[q.answer]
         rank = shown.index(right) + 1 if right in shown else 0
         ranks.setdefault(q.kind, []).append(rank)
-        false_certain += bool(shown) and rank == 0
+        false_certain += certain and rank == 0
+        sure["lanes"] += certain
+        sure["right_first"] += certain and rank == 1
+        sure["wrong_first"] += certain and rank != 1
+        sure["held_back"] += not certain and rank > 0
 
     def at(k: int, kinds: Sequence[str] | None = None) -> float:
         rs = [r for kind, values in ranks.items() if kinds is None or kind in kinds for r in values]
@@ -221,6 +238,11 @@ def _ask(
             for kind in sorted(ranks)
         },
         "false_certainty": _rate(false_certain, total),
+        "sure": _rate(sure["lanes"], total),
+        "sure_right_first": _rate(sure["right_first"], total),
+        "sure_wrong_first": _rate(sure["wrong_first"], total),
+        "hedged_holding_right": _rate(sure["held_back"], total),
+        "absent": unanswerable,
         "lane_tokens_mean": round(statistics.fmean(tokens), 1) if tokens else 0.0,
         "lane_tokens_p95": _pct([float(t) for t in tokens], 0.95),
         "recall_ms_p50": round(_pct(latency, 0.50), 1),
@@ -242,6 +264,17 @@ def _print(f: dict[str, Any]) -> None:
         f"  Recall@1 {f['recall_at_1']:.1%}  Recall@3 {f['recall_at_3']:.1%}  "
         f"Recall@5 {f['recall_at_5']:.1%}  false certainty {f['false_certainty']:.1%}"
     )
+    print(
+        f"  lanes recall was sure of {f['sure']:.1%}: right note first "
+        f"{f['sure_right_first']:.1%}, a wrong note first {f['sure_wrong_first']:.1%}; "
+        f"hedged but holding the right note {f['hedged_holding_right']:.1%}"
+    )
+    a = f["absent"]
+    if a["questions"]:
+        print(
+            f"  {a['questions']} questions no note answers: lane sure (false certainty) "
+            f"{a['sure']}, hedged {a['hedged']}, empty {a['empty']}"
+        )
     for kind, k in f["by_kind"].items():
         print(f"  {kind:<6} {k['questions']:>4} questions  @1 {k['at_1']:.1%}  @5 {k['at_5']:.1%}")
     print(

@@ -148,7 +148,8 @@ def lines(card: dict[str, Any]) -> list[str]:
     else:
         out.append(
             f"retrieval     Recall@1 {rec['recall_at_1']:.1%}, Recall@5 {rec['recall_at_5']:.1%}, "
-            f"false certainty {rec['false_certainty']:.1%} ({rec['notes']:,} notes, "
+            f"false certainty {rec['false_certainty']:.1%}, sure of {rec['sure']:.1%} "
+            f"({rec['notes']:,} notes, "
             f"{rec['questions']} questions)   [python -m bot bench recall]"
         )
     for name, t in card["traces"].items():

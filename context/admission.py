@@ -26,6 +26,10 @@ from context.ledger import Ledger
 if TYPE_CHECKING:
     from config.settings import ContextSettings
 
+# Said in a recalled note's header when recall was not sure it holds what was asked; the
+# system prompt tells the model what it means.
+RELATED = "; only related"
+
 
 @dataclass
 class Admitted:
@@ -146,8 +150,12 @@ def _admit_evidence(
             continue
         present.add(ev.id)
         stamp = time.strftime("%Y-%m-%d", time.localtime(ev.observed_at or time.time()))
+        # A note from a recall that found only notes near the question says so, where the
+        # model reads it (`context.certainty`).
+        hedge = "" if ev.certain else RELATED
         content = (
-            f"[Retrieved from memory: {ev.source_type} {ev.id}, {stamp}]\n{neutralize(ev.text)}"
+            f"[Retrieved from memory: {ev.source_type} {ev.id}, {stamp}{hedge}]\n"
+            f"{neutralize(ev.text)}"
         )
         n = ledger.message_tokens({"role": "user", "content": content})
         if n > left:
@@ -163,7 +171,9 @@ def _admit_evidence(
         left -= n
         item = Item(f"{ev.id}@t{turn}", "evidence", "user", content, turn=turn, lane="evidence")
         item.source_ids = [ev.id]
-        item.reason = f"retrieved (score {ev.score:.2f}) for {ev.query or 'this request'!r}"
+        match = "" if ev.certain else ", only related"
+        item.reason = f"retrieved (score {ev.score:.2f}{match}) for {ev.query or 'this request'!r}"
+        item.meta["certain"] = ev.certain
         if ev.observed_at:
             item.meta["observed_at"] = ev.observed_at
         item.meta["sensitivity"] = ev.sensitivity

@@ -45,3 +45,7 @@ class Evidence:
     # From the record: "private" notes never enter a prompt a tool can send out.
     sensitivity: str = "normal"
     expires_at: float | None = None
+    # False when recall found only notes near the question, none sure to say what was asked
+    # (`context.certainty`): the lane then says so, and the model must not answer from them
+    # as if they did.
+    certain: bool = True

@@ -25,6 +25,10 @@ The lane is filled by maximal marginal relevance: each next note is the best by 
 share of its similarity to the notes already taken, so five places do not go to five
 rewordings of one kind of note ("coming over on Tuesday", "... on Friday", ...) while the
 note asked about waits sixth.
+
+Whether the lane holds what was asked or only notes near it is judged last
+(`context.certainty`): when it is not sure, each note says it is only related, and the model
+uses such a note only when it says what was asked.
 """
 
 from __future__ import annotations
@@ -33,14 +37,14 @@ import logging
 import re
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from config import Settings
+from context.certainty import inside, sure, without
 from context.inputs import Evidence
 from context.when import When, parse
 from memory.fts import STOPWORDS
@@ -135,6 +139,10 @@ def recall(
         hits = asked.search(
             store, vector, focus, limit=ctx.evidence_hits, floor=ctx.evidence_min_similarity
         )
+        vectors = store.notes.embeddings([h.id for h in hits]) if hits else None
+        certain = vectors is not None and sure(
+            hits, vectors, vector, asked.directions(model), asked.when
+        )
     except Exception as exc:
         log.warning("recall for the evidence lane failed: %s", exc)
         return []
@@ -146,6 +154,7 @@ def recall(
             score=hit.score,
             observed_at=from_iso(hit.timestamp).timestamp(),
             query=text,
+            certain=certain,
         )
         for hit in hits
     ]
@@ -158,25 +167,38 @@ class Asked:
     query: str
     when: When | None
     names: list[str]
+    # Words said as names that the notes do not (yet) use as one ("Maya" only ever starting
+    # a note): not searched by, but their direction is taken out when judging certainty.
+    subjects: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, store: Store, text: str, now: datetime) -> Asked:
         when = parse(text, now)
         query = when.rest if when is not None and when.rest.strip() else text
-        return cls(query, when, named(store, query))
+        if when is not None and when.anchor:
+            when = _dated(store, when)  # "before the trip": dated once, for all that reads it
+        names = named(store, query)
+        others = [w for w, inside in _said(query) if inside and w not in names]
+        return cls(query, when, names, others)
 
     def embed(
         self, model: EmbedderLike
     ) -> tuple[npt.NDArray[np.float32], dict[str, npt.NDArray[np.float32]]]:
-        """The query's embedding and each name's, in one call; names are kept per embedder."""
+        """The query's embedding and each name's, in one call; names are kept per embedder.
+        The subjects are embedded in the same call, for `directions`."""
         known = _NAME_VECTORS.setdefault(model, {})
-        new = [n for n in self.names if n not in known]
+        new = [n for n in dict.fromkeys([*self.names, *self.subjects]) if n not in known]
         vectors = model.embed([self.query, *new])
         for name, vector in zip(new, vectors[1:], strict=True):
             if len(known) >= 1024:
                 known.clear()
             known[name] = vector
         return vectors[0], {n: known[n] for n in self.names}
+
+    def directions(self, model: EmbedderLike) -> dict[str, npt.NDArray[np.float32]]:
+        """Each name's and subject's embedding (after `embed`, which made them)."""
+        known = _NAME_VECTORS.setdefault(model, {})
+        return {w: known[w] for w in [*self.names, *self.subjects] if w in known}
 
     def search(
         self,
@@ -195,18 +217,7 @@ def named(store: Store, query: str) -> list[str]:
     sentence (`memory.names`), not a question word at the start of one of the query's
     sentences. Case in the query does not matter, so a typed "what does ines drink" finds
     Ines as a transcript's "Ines" would."""
-    words: list[str] = []
-    for match in _WORDS.finditer(query):
-        word = re.sub(r"['\u2019]s$", "", match.group())
-        lower = word.lower()
-        if len(word) < 2 or lower in _NEVER_NAMES:
-            continue
-        first = _SENTENCE_START.search(query[: match.start()]) is not None
-        # Capitalized inside a sentence, even "Will" is a name; elsewhere a common word is not.
-        if (first or not word[0].isupper()) and (lower in STOPWORDS or lower in _NOT_NAMES):
-            continue
-        if lower not in (w.lower() for w in words):
-            words.append(word)
+    words = [word for word, _ in _said(query)]
     if not words:
         return []
     found, _ = store.notes.names_among(words)
@@ -218,6 +229,24 @@ def named(store: Store, query: str) -> list[str]:
         if count and (word[0].isupper() or capitalized >= CAPITALIZED_SHARE):
             out.append(word[0].upper() + word[1:])
     return out
+
+
+def _said(query: str) -> list[tuple[str, bool]]:
+    """The words of `query` that may be names, each once, and whether it is capitalized
+    inside a sentence (as a transcript writes a name)."""
+    words: list[tuple[str, bool]] = []
+    for match in _WORDS.finditer(query):
+        word = re.sub(r"['\u2019]s$", "", match.group())
+        lower = word.lower()
+        if len(word) < 2 or lower in _NEVER_NAMES:
+            continue
+        first = _SENTENCE_START.search(query[: match.start()]) is not None
+        # Capitalized inside a sentence, even "Will" is a name; elsewhere a common word is not.
+        if (first or not word[0].isupper()) and (lower in STOPWORDS or lower in _NOT_NAMES):
+            continue
+        if lower not in (w.lower() for w, _ in words):
+            words.append((word, not first and word[0].isupper()))
+    return words
 
 
 def search(
@@ -260,7 +289,7 @@ def _with_named(
             continue
         matrix = store.notes.embeddings(ids)
         cosine = matrix @ vector
-        aspect = _without(matrix, direction) @ _without(vector[None, :], direction)[0]
+        aspect = without(matrix, direction) @ without(vector[None, :], direction)[0]
         # The name alone does not make a note relevant: the plain similarity holds the floor,
         # lowered by a little for a note that says the name asked about.
         least = floor - NAMED_FLOOR_MARGIN
@@ -268,25 +297,11 @@ def _with_named(
         if not windowed:  # only the best can place, so only they are read
             passing = sorted(passing, key=lambda p: -p[1])[:limit]
         for hit in store.notes.scored(passing):
-            bonus = NAMED_BONUS + (IN_WINDOW_BONUS if _inside(hit, when) else 0.0)
+            bonus = NAMED_BONUS + (IN_WINDOW_BONUS if inside(hit, when) else 0.0)
             score = hit.score + bonus
             if hit.id not in scored or scored[hit.id].score < score:
                 scored[hit.id] = replace(hit, score=score)
     return sorted(scored.values(), key=lambda h: -h.score)[:limit]
-
-
-def _without(matrix: npt.NDArray[np.float32], direction: npt.NDArray[np.float32]) -> Any:
-    """Each row with its component along `direction` removed, normalized again."""
-    unit = direction / max(float(np.linalg.norm(direction)), 1e-9)
-    rest = matrix - np.outer(matrix @ unit, unit)
-    return rest / np.maximum(np.linalg.norm(rest, axis=1, keepdims=True), 1e-9)
-
-
-def _inside(hit: Hit, when: When | None) -> bool:
-    if when is None or (when.since is None and when.until is None):
-        return False
-    at = from_iso(hit.timestamp)
-    return (when.since is None or at >= when.since) and (when.until is None or at < when.until)
 
 
 def _distinct(store: Store, hits: list[Hit], limit: int) -> list[Hit]:
@@ -325,7 +340,7 @@ def _ranked(
         return store.notes.search(
             query, limit=limit, vector=vector, min_similarity=floor, lexical_weight=LEXICAL_WEIGHT
         )
-    inside = store.notes.search(
+    within = store.notes.search(
         query,
         since=when.since,
         until=when.until,
@@ -334,7 +349,7 @@ def _ranked(
         min_similarity=floor,
         lexical_weight=LEXICAL_WEIGHT,
     )
-    hits = [replace(h, score=h.score + IN_WINDOW_BONUS) for h in inside]
+    hits = [replace(h, score=h.score + IN_WINDOW_BONUS) for h in within]
     if len(hits) < limit:
         seen = {h.id for h in hits}
         others = store.notes.search(

@@ -4,7 +4,8 @@
 lines skipped), all in one transaction. `list [--json]` lists the current notes, oldest first.
 `recall "QUESTION" [--json] [--now ISO]` lists the notes the live turn's own recall
 (`context.recall.recall`) puts forward for the evidence lane, in the order the lane admits
-them, with their scores; a session's admission then skips any its briefing already shows.
+them, with their scores and whether recall was sure they say what was asked
+(`context.certainty`); a session's admission then skips any its briefing already shows.
 Adding and recalling load the embedding model (notes are embedded when written). Bad input is
 a clear error and exit code 2; nothing is written on error.
 """
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 "id": e.id,
                 "text": e.text,
                 "score": round(e.score, 4),
+                "certain": e.certain,
                 "at": to_iso(datetime.fromtimestamp(e.observed_at).astimezone()),
             }
             for e in sorted(evidence, key=lambda e: -e.score)
@@ -121,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             for f in found:
                 print(f"{f['id']}  {f['score']:.2f}  {local_time(str(f['at']))}  {f['text']}")
+            if not evidence[0].certain:
+                print("(only related: recall is not sure any of these says what was asked)")
         return 0
 
     return with_store(settings, act)

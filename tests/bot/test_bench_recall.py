@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.recall import load_questions, measure
+from bench.recall import ABSENT, load_questions, measure
 from bench.recall_memory import Question, generate
 from config import Settings
 from models.base import Embedder, Tokenizer
@@ -46,6 +46,11 @@ def test_a_small_bench_reports_recall_tokens_latency_and_false_certainty(
     assert f["recall_at_5"] >= 0.75
     # A question whose lane holds only wrong notes is one the lane missed.
     assert 0.0 <= f["false_certainty"] <= 1.0 - f["recall_at_5"] + 1e-9
+    # A sure lane is led by the right note or a wrong one; a hedged one may still hold it.
+    assert f["sure_right_first"] + f["sure_wrong_first"] == pytest.approx(f["sure"], abs=1e-3)
+    assert f["sure_right_first"] <= f["recall_at_1"]
+    assert f["sure_right_first"] > 0 and f["hedged_holding_right"] > 0
+    assert f["absent"] == {"questions": 0, "sure": 0, "hedged": 0, "empty": 0}
     assert 0 < f["lane_tokens_mean"] <= f["lane_tokens_p95"] + 1
     assert 0 < f["recall_ms_p50"] <= f["recall_ms_p95"]
     assert 0 < f["search_ms_p50"] <= f["search_ms_p95"]
@@ -58,13 +63,19 @@ def test_blind_questions_load_and_name_notes_of_the_memory_they_were_written_for
     folder = Path(__file__).parents[1] / "fixtures" / "recall_blind"
     texts = {n.text for n in generate(5000, 300, seed=2).notes}
     for path in sorted(folder.glob("round*.tsv")):
-        questions = load_questions(path)
+        questions = [q for q in load_questions(path) if q.kind != ABSENT]
         assert len(questions) == 200, path
         assert all(q.answer in texts for q in questions), path
         assert {q.kind for q in questions} == {"fact", "dated", "event"}
+    # Round 4 also asks what no note says, about the memory's own people, places and things.
+    absent = [q for q in load_questions(folder / "round4.tsv") if q.kind == ABSENT]
+    assert len(absent) == 60 and all(q.answer == "-" for q in absent)
     bad = tmp_path / "bad.tsv"
     bad.write_text("# a comment\nfact\tWhat does Mia drink?\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad.tsv:2: expected kind, question and note"):
+        load_questions(bad)
+    bad.write_text("absent\tWhat is Mia's middle name?\tMia lives in Bath.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad.tsv:1: a question of kind absent has the note -"):
         load_questions(bad)
 
 

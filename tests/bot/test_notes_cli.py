@@ -47,6 +47,10 @@ def test_notes_from_stdin_are_listed_and_a_question_recalls_the_right_one_first(
     ]
     found = run_json(capsys, "notes", "recall", "What size footwear does Maya take?", "--json")
     assert [f["id"] for f in found][:2] == ["note-2", "note-4"]
+    assert found[0]["certain"] is True
+    # Nothing says what she is allergic to: her notes come back, marked as only related.
+    found = run_json(capsys, "notes", "recall", "Is Maya allergic to anything?", "--json")
+    assert found and not any(f["certain"] for f in found)
     scores = [float(str(f["score"])) for f in found]
     assert scores == sorted(scores, reverse=True)
     found = run_json(capsys, "notes", "recall", "where did we hide the door key?", "--json")
