@@ -9,10 +9,13 @@ the resolver turns it into "I can't read ..." so absence of data never becomes "
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from context.certainty import sure
+from context.recall import Asked, named
 from context.spoken import count_words, join_spoken, spoken_time, spoken_when
 from context.state_rules import Day
 from memory import approvals
@@ -225,15 +228,31 @@ def remember_answer(
     the question may be general knowledge (`needs_notes`), which is then the model's."""
     if subject.split()[-1:] in (["me"], ["myself"]):
         return about_the_user(store)
-    hits = notes_about(store, subject, min_similarity, gate=needs_notes)
-    said = " ".join(_YOURS.get(w, w) for w in subject.split())
-    if not hits:
+    hits, certain = notes_about(store, subject, min_similarity, gate=needs_notes)
+    said = spoken_subject(store, subject)
+    if not hits or not certain:
         if needs_notes:
-            return None
-        return StateResult(f"I have nothing noted about {said}.", "remember")
+            return None  # the model's, with the notes in its evidence lane marked as related
+        if not hits:
+            return StateResult(f"I have nothing noted about {said}.", "remember")
     named = [f"{h.text.rstrip('.')} ({h.id})" for h in hits]
+    if not certain:
+        # Notes near the subject are not notes about it: "Maya lives in Bristol" says nothing
+        # of her allergies, and listing it "about Maya's allergies" would be a wrong answer.
+        text = f"I have nothing noted about {said}. The nearest notes say: "
+        return StateResult(text + "; ".join(named) + ".", "remember", [h.id for h in hits])
     text = f"About {said}, I have {count_words(len(hits), 'note')}: " + "; ".join(named) + "."
     return StateResult(text, "remember", [h.id for h in hits])
+
+
+def spoken_subject(store: Store, subject: str) -> str:
+    """The subject as said back: "my" becomes "your", "maya s" (as normalized) "Maya's", and a
+    name the notes capitalize is capitalized."""
+    said = " ".join(_YOURS.get(w, w) for w in subject.split())
+    said = re.sub(r"\b(\w+) s\b", r"\1's", said)
+    for name in named(store, said):
+        said = re.sub(rf"\b{re.escape(name.lower())}\b", name, said)
+    return said
 
 
 def about_the_user(store: Store) -> StateResult:
@@ -247,8 +266,12 @@ def about_the_user(store: Store) -> StateResult:
     return StateResult(text, "remember", [n.id for n in notes])
 
 
-def notes_about(store: Store, subject: str, min_similarity: float, gate: bool) -> list[Hit]:
-    """The notes about `subject`, best first. Lexical hits come first and are cheap: with
+def notes_about(
+    store: Store, subject: str, min_similarity: float, gate: bool
+) -> tuple[list[Hit], bool]:
+    """The notes about `subject`, best first, and whether they are about all of it: notes
+    that only share its name or lie near it by meaning are judged as recall's are
+    (`context.certainty`). Lexical hits come first and are cheap: with
     `gate`, none means the question is not about the notes, and a turn that goes on to the
     model has not paid for an embedding here (recall embeds it there). Notes holding every
     word of the name are the answer; otherwise, when the store embeds, hybrid search behind
@@ -258,17 +281,23 @@ def notes_about(store: Store, subject: str, min_similarity: float, gate: bool) -
     none."""
     lexical = store.notes.search_fts(subject, limit=10)
     if gate and not lexical:
-        return []
+        return [], False
     # Notes that hold every word of the name ("booking" and "reference") are about it.
     terms = [w for w in subject.lower().split() if w not in STOPWORDS]
     whole = [h for h in lexical if terms and all(t in h.text.lower() for t in terms)]
     if whole:
-        return whole[:SPOKEN_ITEMS]
-    if store.notes.embedder is not None:
-        hits = store.notes.search(subject, limit=SPOKEN_ITEMS, min_similarity=min_similarity)
+        return whole[:SPOKEN_ITEMS], True
+    model = store.notes.embedder
+    if model is not None:
+        asked = Asked.of(store, subject, datetime.now().astimezone())
+        # Ranked as recall ranks: by what is asked of a name, not by the name.
+        vector, focus = asked.embed(model)
+        hits = asked.search(store, vector, focus, limit=SPOKEN_ITEMS, floor=min_similarity)
         if hits:
-            return hits
-    return lexical[:SPOKEN_ITEMS]
+            vectors = store.notes.embeddings([h.id for h in hits])
+            return hits, sure(hits, vectors, vector, asked.directions(model), None)
+    # Lexical hits that are not `whole` share only some of the subject's words.
+    return lexical[:SPOKEN_ITEMS], False
 
 
 NO_MOOD = "You haven't told me how you're feeling, so I have nothing recorded."

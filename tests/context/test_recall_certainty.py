@@ -11,6 +11,7 @@ from context.conversation import Conversation, Prefix
 from context.inputs import Request
 from context.ledger import Ledger
 from context.recall import recall
+from context.state import StateResolver
 from memory.store import Store
 from models.base import Embedder, Tokenizer
 from tests.memory.test_recall_ranking import MAYA as RANKED
@@ -100,3 +101,18 @@ def test_a_question_tied_to_a_time_is_sure_only_of_a_note_from_that_time(
     assert yesterday and yesterday[0].text.startswith("The boiler")
     assert not yesterday[0].certain
     store.close()
+
+
+def test_the_state_path_does_not_list_notes_near_a_subject_as_notes_about_it(
+    store_e: Store, settings: Settings
+) -> None:
+    store_e.notes.add_many([{"text": t} for t in MAYA])
+    resolver = StateResolver(store_e, settings)
+    near = resolver.resolve("What did I tell you about Maya's allergies?", NOW)
+    assert near is not None
+    assert near.text.startswith("I have nothing noted about Maya's allergies. The nearest")
+    assert near.sources  # the notes it read back are named
+    store_e.notes.add("Maya is allergic to kiwi.")
+    found = resolver.resolve("What did I tell you about Maya's allergies?", NOW)
+    assert found is not None and found.text.startswith("About Maya's allergies, I have")
+    assert "Maya is allergic to kiwi" in found.text
