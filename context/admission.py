@@ -140,13 +140,21 @@ def _admit_evidence(
     if not evidence:
         return []
     present = {sid for i in conv.items if not i.cleared for sid in i.source_ids}
+    # A note shown as only related to an earlier question is shown again when it is now the
+    # answer recall is sure of: the old header would tell the model not to trust it.
+    hedged = {
+        sid
+        for i in conv.items
+        if not i.cleared and i.lane == "evidence" and not i.meta.get("certain", True)
+        for sid in i.source_ids
+    }
     present.update(conv.prefix.source_ids)
     if state is not None:
         present.update(state.source_ids)
     left = ctx.budget("evidence")
     out: list[Item] = []
     for ev in sorted(evidence, key=lambda e: -e.score):
-        if ev.id in present:
+        if ev.id in present and not (ev.certain and ev.id in hedged):
             continue
         present.add(ev.id)
         stamp = time.strftime("%Y-%m-%d", time.localtime(ev.observed_at or time.time()))

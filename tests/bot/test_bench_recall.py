@@ -67,9 +67,11 @@ def test_blind_questions_load_and_name_notes_of_the_memory_they_were_written_for
         assert len(questions) == 200, path
         assert all(q.answer in texts for q in questions), path
         assert {q.kind for q in questions} == {"fact", "dated", "event"}
-    # Round 4 also asks what no note says, about the memory's own people, places and things.
-    absent = [q for q in load_questions(folder / "round4.tsv") if q.kind == ABSENT]
-    assert len(absent) == 60 and all(q.answer == "-" for q in absent)
+    # Rounds 4 and 5 also ask what no note says, about the memory's own people, places and
+    # things.
+    for name, count in (("round4.tsv", 60), ("round5.tsv", 100)):
+        absent = [q for q in load_questions(folder / name) if q.kind == ABSENT]
+        assert len(absent) == count and all(q.answer == "-" for q in absent), name
     bad = tmp_path / "bad.tsv"
     bad.write_text("# a comment\nfact\tWhat does Mia drink?\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad.tsv:2: expected kind, question and note"):

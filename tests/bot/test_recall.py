@@ -78,3 +78,25 @@ async def test_once_the_embedder_loads_the_runtimes_store_searches_by_meaning(
     query = "when do I see the tooth doctor"
     assert runtime.store.notes.search_fts(query) == []
     assert [h.id for h in runtime.store.notes.search(query, limit=1)] == [note_id]
+
+
+async def test_notes_only_near_a_question_reach_the_model_marked_as_only_related(
+    llm: LLM, embedder: Embedder, tmp_path: Path
+) -> None:
+    runtime = make_runtime(llm, tmp_path, embedder=embedder)
+    maya = ["Maya lives in Bristol.", "Maya's shoe size is 38.", "Watched Dune with Maya."]
+    for text in [*maya, *OTHERS]:  # the briefing shows the five newest: none of Maya's
+        runtime.store.notes.add(text, embedding=embedder.embed([text])[0])
+    session = runtime.open_session()
+    # No note says what she is allergic to: her notes come, each marked in the prompt.
+    await collect(session, "Is Maya allergic to anything?")
+    assert session.last_assembly is not None
+    evidence = session.last_assembly.envelope.retrieved_evidence
+    assert evidence and all("only related" in e.admission_reason for e in evidence)
+    assert session.last_assembly.prompt.count("; only related]") == len(evidence)
+    # When one of them is what is asked, it comes again, not marked.
+    await collect(session, "What size footwear does Maya take?")
+    evidence = session.last_assembly.envelope.retrieved_evidence
+    shoes = [e for e in evidence if "shoe" in e.content]
+    assert len(shoes) == 2 and "only related" not in shoes[-1].admission_reason
+    await session.close()
