@@ -4,9 +4,10 @@
 not about the newest note on boilers. `parse` finds the first time phrase a small set of rules
 knows (today, yesterday, last night, on/last WEEKDAY, N days/weeks/months ago, last/this
 week/month, last weekend, in MONTH, earlier this week, recently) and returns the window it
-means, in the time zone of `now`, with the question's other words. "before the trip" and
-"after the move" name an event instead of a date: the window is left open at one end and the
-event's words are returned as `anchor`, for the caller to date by the note that mentions it.
+means, in the time zone of `now`, with the question's other words. "before the trip", "after
+my knee op", "when I got back from Lisbon" name an event instead of a date: its words are
+returned as `anchor`, for the caller to date by the note that mentions it, and the window is
+the two weeks before or after it.
 """
 
 from __future__ import annotations
@@ -57,15 +58,45 @@ _DAY = "|".join(WEEKDAYS)
 # "May" is left out of bare month names: "may" is far more often the verb.
 _MONTH = "|".join(m for m in MONTHS if m != "may") + r"|may(?= \d| last| this| of)"
 
+# "before the trip" is the weeks before it, not every day before it.
+EVENT_SPAN = timedelta(days=14)
+# "before the trip", "after my knee op", "when I got back from Lisbon", "to get ready for
+# Chloe's wedding": a relation, perhaps a determiner or someone's, then the event's words (up
+# to three, with "to/in/at/of" joining a fourth: "the trip to Lisbon"), up to a word that
+# starts the rest of the question.
+_BEFORE = (
+    r"before (?:i|we) (?:went|flew|left|drove|headed|set off)(?: off| away| out)?(?: to| for)?"
+    r"|before|ahead of|in the run-up to|leading up to|in preparation for"
+    r"|(?:to get|getting|got) ready for"
+)
+_AFTER = (
+    r"after (?:i|we) (?:got|came) (?:back|home)(?: from)?|after (?:i|we) returned(?: from)?"
+    r"|after|since|(?:when|once) (?:i|we) (?:got|came|was|were) (?:back|home) from"
+    r"|(?:got|came|coming|getting) (?:back|home) from|back from"
+)
+_STOP = (
+    r"what|who|whom|whose|when|where|why|how|which|did|do|does|was|were|is|are|had|has|have"
+    r"|i|we|you|and|or|but|so|then|about|for|with|from|on|in|at|to|anything|something|if"
+    r"|before|after|since|the|my|our|your|a|an|this|that|back|home"
+    # Times are other rules' ("the day before yesterday", "after Monday"), never events.
+    r"|yesterday|today|tomorrow|tonight|now|then|last|next|" + "|".join(WEEKDAYS + MONTHS)
+)
+_EVENT_WORD = rf"(?!(?:{_STOP})\b)[a-z][a-z'\-]*"
+_EVENT = re.compile(
+    rf"\b(?P<rel>{_BEFORE}|{_AFTER})\s+"
+    r"(?:(?:the|my|our|your|a|an|this|that)\s+)?"
+    rf"(?P<anchor>{_EVENT_WORD}(?:\s+{_EVENT_WORD}){{0,2}}"
+    rf"(?:\s+(?:to|in|at|of)\s+{_EVENT_WORD})?)"
+)
+# "look after the plants", "named after her gran": "after" as part of a verb, not a time.
+_PHRASAL = frozenset(
+    ["look", "looks", "looked", "looking", "take", "takes", "took", "taking", "named", "run",
+     "ran", "running", "go", "went", "going", "come", "came", "coming", "ask", "asked", "asking"]
+)  # fmt: skip
+
 # Order matters: longer phrases first, so "the day before yesterday" is not read as "yesterday".
 _RULES: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "event",
-        re.compile(
-            r"\b(?P<rel>before|after|since)\s+(?:the|my|our|your)\s+"
-            r"(?P<anchor>[a-z][a-z'\-]*(?:\s+(?:to|in|at|with|of)\s+[a-z][a-z'\-]*)?)"
-        ),
-    ),
+    ("event", _EVENT),
     ("day_before_yesterday", re.compile(r"\b(?:on\s+)?the day before yesterday\b")),
     ("yesterday", re.compile(r"\byesterday(?:\s+(?:morning|afternoon|evening))?\b")),
     ("last_night", re.compile(r"\blast night\b")),
@@ -111,8 +142,8 @@ class When:
     def bounded(self, at: datetime) -> When:
         """This window with its event dated `at`: before it, or after (or since) it."""
         if self.relation == "before":
-            return When(self.phrase, None, at, self.rest)
-        return When(self.phrase, at, None, self.rest)
+            return When(self.phrase, at - EVENT_SPAN, at, self.rest)
+        return When(self.phrase, at, at + EVENT_SPAN, self.rest)
 
 
 def _midnight(day: datetime) -> datetime:
@@ -198,6 +229,16 @@ def _window(
     return None
 
 
+def _event(lowered: str) -> re.Match[str] | None:
+    """The first event phrase in `lowered` whose relation is not part of a verb."""
+    for m in _EVENT.finditer(lowered):
+        before = lowered[: m.start()].split()
+        if m["rel"] == "after" and before and before[-1] in _PHRASAL:
+            continue
+        return m
+    return None
+
+
 def parse(text: str, now: datetime) -> When | None:
     """The first time phrase in `text` as a window in `now`'s time zone; None if there is none.
 
@@ -207,14 +248,14 @@ def parse(text: str, now: datetime) -> When | None:
     # Spans of weekdays are blanked (same length, so match positions still index `text`).
     lowered = _DAY_SPAN.sub(lambda m: " " * len(m.group()), text.lower())
     for rule, pattern in _RULES:
-        m = pattern.search(lowered)
+        m = _event(lowered) if rule == "event" else pattern.search(lowered)
         if m is None:
             continue
         rest = _DANGLING.sub("", (text[: m.start()] + text[m.end() :]).strip())
         rest = re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s{2,}", " ", rest)).strip(" ,")
         if rule == "event":
-            anchor = m["anchor"]
-            return When(m.group(0), None, None, rest, anchor=anchor, relation=m["rel"])
+            relation = "before" if re.fullmatch(_BEFORE, m["rel"]) else "after"
+            return When(m.group(0), None, None, rest, anchor=m["anchor"], relation=relation)
         window = _window(rule, m, now)
         if window is None:
             continue

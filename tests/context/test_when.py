@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from context.when import parse
+from context.when import EVENT_SPAN, parse
 
 # A Friday evening.
 NOW = datetime(2026, 3, 27, 19, 0, tzinfo=UTC)
@@ -60,9 +60,40 @@ def test_an_event_is_left_for_the_caller_to_date() -> None:
     assert when is not None
     assert (when.anchor, when.relation, when.since, when.until) == ("trip", "before", None, None)
     at = day(2026, 3, 1)
-    assert (when.bounded(at).since, when.bounded(at).until) == (None, at)
+    # "Before the trip" is the weeks before it, not every day since notes began.
+    assert (when.bounded(at).since, when.bounded(at).until) == (at - EVENT_SPAN, at)
     after = parse("after the wedding, how was the suit?", NOW)
-    assert after is not None and after.bounded(at).since == at and after.bounded(at).until is None
+    assert after is not None and after.bounded(at).since == at
+    assert after.bounded(at).until == at + EVENT_SPAN
+
+
+@pytest.mark.parametrize(
+    ("question", "relation", "anchor", "rest"),
+    [
+        ("Before Chloe's wedding, what did I need doing to my suit?", "before",
+         "chloe's wedding", "what did I need doing to my suit?"),
+        ("After my knee op, what did the doctor say?", "after", "knee op",
+         "what did the doctor say?"),
+        ("When I got back from Lisbon, what did I have to pick up?", "after", "lisbon",
+         "what did I have to pick up?"),
+        ("How were the plants when I came back from Portugal?", "after", "portugal",
+         "How were the plants?"),
+        ("Before I went to Lisbon, where was Biscuit going?", "before", "lisbon",
+         "where was Biscuit going?"),
+        ("What did I buy to get ready for the knee op?", "before", "knee op", "What did I buy?"),
+        # "look after" is a verb: the time is the trip.
+        ("Who did I get to look after the plants before the Lisbon trip?", "before",
+         "lisbon trip", "Who did I get to look after the plants?"),
+        ("What did I note about the mail after the trip to Lisbon?", "after",
+         "trip to lisbon", "What did I note about the mail?"),
+    ],
+)  # fmt: skip
+def test_events_are_read_however_they_are_said(
+    question: str, relation: str, anchor: str, rest: str
+) -> None:
+    when = parse(question, NOW)
+    assert when is not None
+    assert (when.relation, when.anchor, when.rest) == (relation, anchor, rest)
 
 
 @pytest.mark.parametrize(
