@@ -193,4 +193,7 @@ def test_the_scorecard_puts_each_competency_on_one_line() -> None:
     assert names[6:] == ["tokens"] * len(baseline["traces"])
     assert "open task in context after 4/5 compactions" in lines[4]
     assert "Recall@k not measured" in lines[6]
+    card["recall"] = {"recall_at_1": 0.8, "recall_at_5": 0.96, "false_certainty": 0.005,
+                      "sure": 0.55, "notes": 400, "questions": 40}  # fmt: skip
+    assert "false certainty 0.5%, sure of 55.0% (400 notes" in scorecard.lines(card)[6]
     assert all("python -m bot bench" in line for line in lines[1:] if "not measured" not in line)
