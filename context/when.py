@@ -76,16 +76,19 @@ _AFTER = (
 )
 _STOP = (
     r"what|who|whom|whose|when|where|why|how|which|did|do|does|was|were|is|are|had|has|have"
-    r"|i|we|you|and|or|but|so|then|about|for|with|from|on|in|at|to|anything|something|if"
+    r"|i|we|you|he|she|they|it|him|her|them|us|me|and|or|but|so|then|about|for|with|from|on"
+    r"|in|at|to|anything|something|if"
     r"|before|after|since|the|my|our|your|a|an|this|that|back|home"
     # Times are other rules' ("the day before yesterday", "after Monday"), never events.
-    r"|yesterday|today|tomorrow|tonight|now|then|last|next|" + "|".join(WEEKDAYS + MONTHS)
+    r"|yesterday|today|tomorrow|tonight|now|then|last|next|day|days|night|morning|afternoon"
+    r"|evening|week|weeks|weekend|month|months|year|" + "|".join(WEEKDAYS + MONTHS)
 )
 _EVENT_WORD = rf"(?!(?:{_STOP})\b)[a-z][a-z'\-]*"
 _EVENT = re.compile(
     rf"\b(?P<rel>{_BEFORE}|{_AFTER})\s+"
     r"(?:(?:the|my|our|your|a|an|this|that)\s+)?"
-    rf"(?P<anchor>{_EVENT_WORD}(?:\s+{_EVENT_WORD}){{0,2}}"
+    # "Chloe and Rafael's wedding": two people's event.
+    rf"(?P<anchor>(?:{_EVENT_WORD}\s+and\s+)?{_EVENT_WORD}(?:\s+{_EVENT_WORD}){{0,2}}"
     rf"(?:\s+(?:to|in|at|of)\s+{_EVENT_WORD})?)"
 )
 # "look after the plants", "named after her gran": "after" as part of a verb, not a time.

@@ -86,6 +86,8 @@ def test_an_event_is_left_for_the_caller_to_date() -> None:
          "lisbon trip", "Who did I get to look after the plants?"),
         ("What did I note about the mail after the trip to Lisbon?", "after",
          "trip to lisbon", "What did I note about the mail?"),
+        ("After Chloe and Rafael's wedding, was the hotel dear?", "after",
+         "chloe and rafael's wedding", "was the hotel dear?"),
     ],
 )  # fmt: skip
 def test_events_are_read_however_they_are_said(
@@ -103,6 +105,7 @@ def test_events_are_read_however_they_are_said(
         "May I ask what Maya's shoe size is?",
         "What should I buy this Saturday?",  # ahead of today: not a note's day
         "Set a timer for five minutes",
+        "Is Tom allergic to anything I should know about before he comes over?",
     ],
 )
 def test_no_time_phrase_no_window(question: str) -> None:
