@@ -68,6 +68,8 @@ LEXICAL_WEIGHT = 0.1
 # of them would be a confident wrong answer.
 NEAR_DUPLICATE = 0.9
 _WORD = re.compile(r"[a-z0-9]+")
+# How far under the floor a note written in an event's window may score.
+EVENT_FLOOR_MARGIN = 0.1
 # Candidates searched per place in the lane, so passing over near-duplicates still fills it.
 POOL = 3
 # Maximal marginal relevance: the share of a candidate's highest similarity to a note already
@@ -346,7 +348,7 @@ def _ranked(
         until=when.until,
         limit=limit,
         vector=vector,
-        min_similarity=floor,
+        min_similarity=floor - (EVENT_FLOOR_MARGIN if when.event else 0.0),
         lexical_weight=LEXICAL_WEIGHT,
     )
     hits = [replace(h, score=h.score + IN_WINDOW_BONUS) for h in within]

@@ -141,12 +141,13 @@ class When:
     rest: str
     anchor: str = ""
     relation: str = ""
+    event: bool = False  # the window is an event's, dated (`bounded`)
 
     def bounded(self, at: datetime) -> When:
         """This window with its event dated `at`: before it, or after (or since) it."""
         if self.relation == "before":
-            return When(self.phrase, at - EVENT_SPAN, at, self.rest)
-        return When(self.phrase, at, at + EVENT_SPAN, self.rest)
+            return When(self.phrase, at - EVENT_SPAN, at, self.rest, event=True)
+        return When(self.phrase, at, at + EVENT_SPAN, self.rest, event=True)
 
 
 def _midnight(day: datetime) -> datetime:

@@ -62,6 +62,7 @@ def test_an_event_is_left_for_the_caller_to_date() -> None:
     at = day(2026, 3, 1)
     # "Before the trip" is the weeks before it, not every day since notes began.
     assert (when.bounded(at).since, when.bounded(at).until) == (at - EVENT_SPAN, at)
+    assert when.bounded(at).event and not when.event  # recall lowers its floor inside it
     after = parse("after the wedding, how was the suit?", NOW)
     assert after is not None and after.bounded(at).since == at
     assert after.bounded(at).until == at + EVENT_SPAN
