@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from config import Settings
-from context.certainty import inside, sure, without
+from context.certainty import inside, sure, windowed, without
 from context.inputs import Evidence
 from context.when import When, parse
 from memory.fts import STOPWORDS
@@ -261,11 +261,10 @@ def search(
     floor: float,
     focus: dict[str, npt.NDArray[np.float32]] | None = None,
 ) -> list[Hit]:
-    """The notes for `query` above the similarity floor, those written within `when` first,
-    then those mentioning a name in `focus` (name: its embedding), chosen by maximal
-    marginal relevance with restatements of a better note passed over."""
-    if when is not None and when.anchor:
-        when = _dated(store, when)  # "before the trip": dated once, for both rankings
+    """The notes for `query` above the similarity floor, those written within `when` (an
+    event's window already dated, `Asked.of`) first, then those mentioning a name in `focus`
+    (name: its embedding), chosen by maximal marginal relevance with restatements of a better
+    note passed over."""
     hits = _ranked(store, query, vector, when, limit=POOL * limit, floor=floor)
     if focus:
         hits = _with_named(store, hits, vector, when, focus, floor, POOL * limit)
@@ -284,7 +283,7 @@ def _with_named(
     """`hits` with the notes that mention a focused name added or lifted by `NAMED_BONUS`,
     ranked among themselves by the question's meaning with the name's direction taken out."""
     scored = {h.id: h for h in hits}
-    windowed = when is not None and (when.since is not None or when.until is not None)
+    in_window = windowed(when)
     for name, direction in focus.items():
         ids = store.notes.mentioning(name)[-NAMED_POOL:]
         if not ids:
@@ -296,7 +295,7 @@ def _with_named(
         # lowered by a little for a note that says the name asked about.
         least = floor - NAMED_FLOOR_MARGIN
         passing = [(i, float(a)) for i, c, a in zip(ids, cosine, aspect, strict=True) if c >= least]
-        if not windowed:  # only the best can place, so only they are read
+        if not in_window:  # only the best can place, so only they are read
             passing = sorted(passing, key=lambda p: -p[1])[:limit]
         for hit in store.notes.scored(passing):
             bonus = NAMED_BONUS + (IN_WINDOW_BONUS if inside(hit, when) else 0.0)
@@ -338,7 +337,7 @@ def _ranked(
     limit: int,
     floor: float,
 ) -> list[Hit]:
-    if when is None or (when.since is None and when.until is None):
+    if when is None or not windowed(when):
         return store.notes.search(
             query, limit=limit, vector=vector, min_similarity=floor, lexical_weight=LEXICAL_WEIGHT
         )
