@@ -56,7 +56,14 @@ class _State:
 class LlamaLLM(ThreadedLLM):
     """A GGUF chat model: own template, exact tokenizer, cancellable streaming."""
 
-    def __init__(self, resolved: Resolved, settings: Settings, n_ctx: int | None = None) -> None:
+    def __init__(
+        self,
+        resolved: Resolved,
+        settings: Settings,
+        n_ctx: int | None = None,
+        batches: BatchSizer | None = None,
+    ) -> None:
+        """`batches` sizes the prompt's batches (by default from the measured rate)."""
         import llama_cpp
 
         self._lc = llama_cpp
@@ -100,7 +107,7 @@ class LlamaLLM(ThreadedLLM):
             can_cut=attention_only,
             mark=self.template.message_mark,
         )
-        self._batches = BatchSizer()
+        self._batches = batches or BatchSizer()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm")
         self._init_shared()
 
@@ -268,7 +275,8 @@ class LlamaLLM(ThreadedLLM):
         """Evaluate `new` in batches, stopping early once `stop` is set; how many were."""
         done = 0
         while done < len(new):
-            batch = new[done : done + self._batches.size(1.0 if background else _TURN_SCALE)]
+            take = self._batches.take(len(new) - done, 1.0 if background else _TURN_SCALE)
+            batch = new[done : done + take]
             started = time.perf_counter()
             self._llama.eval(batch)
             self._batches.timed(len(batch), started)

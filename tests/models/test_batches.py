@@ -47,3 +47,20 @@ def test_a_turn_takes_batches_four_times_longer_than_background_work() -> None:
     for _ in range(10):
         sizer.timed(64, time.perf_counter() - 5.0)  # the cores were taken
     assert sizer.size() == 16 and sizer.size(4.0) == 64  # never below 64 for a turn
+
+
+def test_no_batch_leaves_one_token_to_go_alone() -> None:
+    # A lone token takes llama.cpp's one-row kernels, which round differently: the same prompt
+    # would evaluate to other logits on a machine busy enough to change the split.
+    for rate in (0.0, 100.0, 130.0, 213.0, 1_000.0, 1e6):
+        sizer = BatchSizer(target_s=0.15, smallest=16, largest=512)
+        sizer.rate = rate
+        for total in range(1, 1_100):
+            pieces, left = [], total
+            while left:
+                take = sizer.take(left)
+                assert 1 <= take <= min(left, 512)
+                pieces.append(take)
+                left -= take
+            assert sum(pieces) == total
+            assert total == 1 or min(pieces) >= 2, (rate, total, pieces)

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from config import load_settings
-from models import load_llm
+from models import load_llm, resolve
 from models.llama_log import quiet_stderr
 from models.llm import LlamaLLM
+from models.llm_cache import BatchSizer
 from tests.models.test_hybrid_state import fresh_logits
 
 SYSTEM = {"role": "system", "content": "You are Annie, a voice assistant. Keep answers short."}
@@ -107,3 +108,51 @@ async def test_a_cut_inside_a_generated_answer_keeps_tokens_that_spell_the_text(
     after = [*edited, {"role": "assistant", "content": "Sure."}, {"role": "user", "content": "Ok"}]
     stats = await smol.prefill(smol.render(after))
     assert stats.reused_tokens == smol.count(prompt)
+
+
+class FixedBatches(BatchSizer):
+    """Batches of one chosen size whatever the rate: a split a busy machine might make."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fixed = 16
+
+    def size(self, scale: float = 1.0) -> int:
+        return self.fixed
+
+    def timed(self, n_tokens: int, started: float) -> None:
+        pass
+
+
+async def test_a_prompt_evaluates_to_the_same_logits_whatever_the_batch_split(
+    smol: LlamaLLM, reference: Any
+) -> None:
+    # Each prompt is split so that a size-only rule would leave its last token alone, and the
+    # next prompt extends it: a lone token takes llama.cpp's one-row kernels, and everything
+    # after it would read a KV entry rounded differently (logits off by up to 1.4).
+    cases = 0
+    topics = ("tea", "green tea", "coffee beans", "the history of tea", "oolong", "chai", "mate")
+    for topic in topics:
+        sizer = FixedBatches()
+        llm = LlamaLLM(resolve("llm", smol.settings), smol.settings, n_ctx=2048, batches=sizer)
+        try:
+            ask = f"Tell me about {topic}: where it comes from, how it is made, how people "
+            ask += "drink it at home and at work, and what it costs in a shop or a cafe today."
+            first = [SYSTEM, {"role": "user", "content": ask}]
+            prompt = llm.render(first)
+            n = llm.count(prompt)
+            divisors = [d for d in range(8, n // 2 + 1) if (n - 1) % d == 0]
+            if not divisors:
+                continue
+            sizer.fixed = divisors[-1]
+            await llm.prefill(prompt)
+            answer = {"role": "assistant", "content": "A drink made from leaves."}
+            after = [*first, answer, {"role": "user", "content": "What else?"}]
+            await llm.prefill(llm.render(after))
+            tokens, logits = await llm.next_logits()
+            expected = fresh_logits(reference, tokens)
+            np.testing.assert_allclose(logits, expected, rtol=1e-3, atol=1e-3)
+            cases += 1
+        finally:
+            llm.close()
+    assert cases >= 4
