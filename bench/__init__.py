@@ -18,4 +18,5 @@ BENCHES = [
     "tokens",
     "scorecard",
     "recall",
+    "locomo",
 ]

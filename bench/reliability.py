@@ -155,6 +155,8 @@ def table(r: dict[str, Any]) -> str:
             )
         )
         lines.append(_row("events half written", k["half_written"], "0", k["half_written"] == 0))
+        lost = k["episodes_lost"]
+        lines.append(_row("words said without their episode", lost, "0", lost == 0))
         brief = f"{k['briefing_carried']}/{k['briefing_checked']}"
         lines.append(
             _row(

@@ -79,6 +79,8 @@ class Kill:
     told: list[str] = field(default_factory=list)  # turn ids the client saw completed
     lost: list[str] = field(default_factory=list)
     half_written: list[str] = field(default_factory=list)
+    # Words said that were stored without their episode (`memory.episodes`).
+    unremembered: list[str] = field(default_factory=list)
     briefed: bool | None = None  # None: not checked yet (the next start checks it)
     briefing: str = ""
 
@@ -209,6 +211,7 @@ def _after_restart(db: Path, kill: Kill, restart_s: float) -> None:
     kill.integrity = rs.integrity(db)
     kill.lost = rs.missing_turns(db, kill.told)
     kill.half_written = rs.half_written(db)
+    kill.unremembered = rs.unremembered(db)
 
 
 def _progress(done: list[Kill], elapsed_s: float) -> None:
@@ -242,6 +245,8 @@ def _summary(kills: list[Kill], total_s: float) -> dict[str, Any]:
         "lost_ids": [t for k in kills for t in k.lost],
         "half_written": max((len(k.half_written) for k in kills), default=0),
         "half_written_ids": sorted({e for k in kills for e in k.half_written})[:10],
+        "episodes_lost": max((len(k.unremembered) for k in kills), default=0),
+        "episodes_lost_ids": sorted({e for k in kills for e in k.unremembered})[:10],
         "briefing_checked": len(checked),
         "briefing_carried": sum(1 for k in checked if k.briefed),
         "briefing_misses": [k.briefing[:200] for k in checked if not k.briefed][:3],

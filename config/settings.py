@@ -100,8 +100,10 @@ class ContextSettings(_Section):
     max_tool_rounds: int = 4
     warm_up: bool = True
     system_prompt_file: str = "system_prompt.md"
-    evidence_hits: int = 3
+    evidence_hits: int = 8
     evidence_min_similarity: float = 0.35
+    # The most tokens one turn's recall may add to the evidence lane (`context.admission`).
+    evidence_turn_tokens: int = 800
     # Lanes are held to their budgets (trimmed within themselves, idle tool groups unloaded,
     # a long raw history folded in idle time) once the prompt passes this many tokens.
     hold_lanes_above: int = 8192

@@ -152,6 +152,8 @@ def _admit_evidence(
     if state is not None:
         present.update(state.source_ids)
     left = ctx.budget("evidence")
+    # One turn's share: the lane holds earlier turns' evidence too.
+    turn_left = ctx.evidence_turn_tokens
     out: list[Item] = []
     for ev in sorted(evidence, key=lambda e: -e.score):
         if ev.id in present and not (ev.certain and ev.id in hedged):
@@ -166,19 +168,21 @@ def _admit_evidence(
             f"{neutralize(ev.text)}"
         )
         n = ledger.message_tokens({"role": "user", "content": content})
-        if n > left:
+        if n > left or n > turn_left:
+            over = "the evidence budget" if n > left else "this turn's evidence share"
             omissions.append(
                 Omission(
                     lane="evidence",
-                    reason=f"evidence {ev.id} (score {ev.score:.2f}) over the evidence budget",
+                    reason=f"evidence {ev.id} (score {ev.score:.2f}) over {over}",
                     source_ids=[ev.id],
                     recover_with=RecoverCall(name="get_context", arguments={"ids": [ev.id]}),
                 )
             )
             continue
         left -= n
+        turn_left -= n
         item = Item(f"{ev.id}@t{turn}", "evidence", "user", content, turn=turn, lane="evidence")
-        item.source_ids = [ev.id]
+        item.source_ids = [ev.id, *(i for i in ev.shows if i != ev.id)]
         match = "" if ev.certain else ", only related"
         item.reason = f"retrieved (score {ev.score:.2f}{match}) for {ev.query or 'this request'!r}"
         item.meta["certain"] = ev.certain

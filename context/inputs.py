@@ -49,3 +49,10 @@ class Evidence:
     # (`context.certainty`): the lane then says so, and the model must not answer from them
     # as if they did.
     certain: bool = True
+    # "note", or what was said: "episode" (a turn of a conversation) or "summary" (a
+    # session's); an episode's session and who spoke ("user", "annie" or a name).
+    kind: str = "note"
+    session_id: str = ""
+    speaker: str = ""
+    # Every stored row the text shows besides `id`: an episode comes with the turns around it.
+    shows: tuple[str, ...] = ()

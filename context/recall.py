@@ -47,8 +47,9 @@ from config import Settings
 from context.certainty import inside, sure, windowed, without
 from context.inputs import Evidence
 from context.when import When, parse
+from memory.episodes import ROLES, EpisodeInfo
 from memory.fts import STOPWORDS
-from memory.rows import Hit, from_iso
+from memory.rows import EPISODE_KINDS, Hit, from_iso
 from memory.search import EmbedderLike
 from memory.store import Store
 
@@ -68,6 +69,23 @@ LEXICAL_WEIGHT = 0.1
 # of them would be a confident wrong answer.
 NEAR_DUPLICATE = 0.9
 _WORD = re.compile(r"[a-z0-9]+")
+# How many more candidates a search takes to make up for the asking conversation's own
+# episodes, which it leaves out.
+SKIP_DEPTH = 40
+# Words a spoken question starts with when no question mark was written down.
+# fmt: off
+_ASKING = frozenset([
+    "what", "when", "where", "who", "whom", "whose", "why", "how", "which", "is", "are", "do",
+    "does", "did", "can", "could", "would", "will", "should", "shall", "have", "has", "was",
+    "were",
+])
+# fmt: on
+_SENTENCES = re.compile(r"[^.!?]+[.!?]*")
+# Words of statement, besides its questions, that make a turn tell something.
+TELLS = 4
+# The turns shown around a recalled turn of a conversation, before and after it.
+EXCERPT_BEFORE = 0
+EXCERPT_AFTER = 1
 # How far under the floor a note written in an event's window may score.
 EVENT_FLOOR_MARGIN = 0.1
 # Candidates searched per place in the lane, so passing over near-duplicates still fills it.
@@ -119,6 +137,7 @@ def recall(
     settings: Settings,
     embedder: Callable[[], EmbedderLike | None],
     now: datetime | None = None,
+    session_id: str | None = None,
 ) -> list[Evidence]:
     """Evidence for `text`, best first; empty when recall is off, nothing is stored, or it fails.
 
@@ -126,40 +145,133 @@ def recall(
     one. Blocking (it embeds the query): call it from a worker thread on the voice path. A
     failure is logged and costs only the recall, never the turn. `now` (aware; the machine's
     local time by default) is what "yesterday" and "last Tuesday" count back from.
+    `session_id`: the conversation asking, whose own episodes are left out: they are in its
+    conversation lane or its checkpoint already, and the question is never its own evidence.
     """
     ctx = settings.context
     if ctx.evidence_hits <= 0 or not text.strip():
         return []
     try:
-        if not store.notes.any():
+        if not store.episodes.any_outside(session_id):
             return []
         model = store.notes.embedder or embedder()
         if model is None:
             return []  # no similarity, no relevance floor: search_memory still works
         asked = Asked.of(store, text, now or datetime.now().astimezone())
         vector, focus = asked.embed(model)
+        skip = store.episodes.in_session(session_id) if session_id else set()
         hits = asked.search(
-            store, vector, focus, limit=ctx.evidence_hits, floor=ctx.evidence_min_similarity
+            store,
+            vector,
+            focus,
+            limit=ctx.evidence_hits,
+            floor=ctx.evidence_min_similarity,
+            skip=skip,
         )
-        vectors = store.notes.embeddings([h.id for h in hits]) if hits else None
+        vectors = store.notes.embeddings([h.id for h in hits], vector.size) if hits else None
         certain = vectors is not None and sure(
-            hits, vectors, vector, asked.directions(model), asked.when
+            hits,
+            vectors,
+            vector,
+            asked.directions(model),
+            asked.when,
+            said=hits[0].kind in EPISODE_KINDS,
         )
+        said = store.episodes.info([h.id for h in hits if h.kind in EPISODE_KINDS])
+        top = said.get(hits[0].id) if hits else None
+        if certain and (not spoken_by_asked(top, asked.names) or (top and is_question(hits[0]))):
+            certain = False
     except Exception as exc:
         log.warning("recall for the evidence lane failed: %s", exc)
         return []
-    return [
-        Evidence(
-            id=hit.id,
-            text=hit.text,
-            source_type=f"{hit.kind} note" if hit.kind != "note" else "note",
-            score=hit.score,
-            observed_at=from_iso(hit.timestamp).timestamp(),
-            query=text,
-            certain=certain,
-        )
-        for hit in hits
-    ]
+    found = [_evidence(hit, said.get(hit.id), text, certain) for hit in hits]
+    try:
+        return _in_context(store, found)
+    except Exception as exc:
+        log.warning("the turns around recalled episodes could not be read: %s", exc)
+        return found
+
+
+def spoken_by_asked(said: EpisodeInfo | None, names: list[str]) -> bool:
+    """Whether a recalled turn can answer a question about `names`: a turn another named
+    person said is about that person. Asked "What did Caroline realize after her charity
+    race?", Melanie's "the charity race made me realize ..." is the nearest turn of all, and
+    handed over as the answer it would be a confident wrong one. Notes, the user's and
+    Annie's own words, and questions that name no one are not judged here."""
+    if said is None or not names or said.speaker.lower() in ROLES or not said.speaker:
+        return True
+    return said.speaker.lower() in {n.lower() for n in names}
+
+
+def is_question(hit: Hit) -> bool:
+    """Whether a turn asks rather than tells: a question states nothing, so it is never the
+    sure answer to one, even to itself asked again in a later conversation."""
+    words = hit.text.split(": ", 1)[-1] if hit.source.lower() not in ROLES else hit.text
+    sentences = [p.strip() for p in _SENTENCES.findall(words) if p.strip()]
+    if not sentences:
+        return False
+    if not any(p.endswith("?") for p in sentences):
+        # Spoken words written down without a question mark: asked by their first word.
+        return len(sentences) == 1 and sentences[0].split(" ", 1)[0].lower() in _ASKING
+    # "Wow! What got you into running?" asks; "I ran a race. And you?" tells.
+    told = [p for p in sentences if not p.endswith("?")]
+    return sum(len(p.split()) for p in told) < TELLS
+
+
+def _in_context(store: Store, found: list[Evidence]) -> list[Evidence]:
+    """Each recalled turn with the turns just before and after it in its conversation, as one
+    excerpt: an answer is often the turn after the one that names the subject ("How's the
+    running going?" / "Great, it clears my head"). A turn an earlier excerpt already shows
+    is not shown twice: its excerpt is dropped, and its neighbours go with the earlier one."""
+    shown: set[str] = set()
+    out: list[Evidence] = []
+    for ev in found:
+        if ev.kind != "episode":
+            out.append(ev)
+            continue
+        if ev.id in shown:
+            continue
+        turns = [
+            t
+            for t in store.episodes.around(ev.id, EXCERPT_BEFORE, EXCERPT_AFTER)
+            if t.id not in shown
+        ]
+        if not turns:
+            out.append(ev)
+            continue
+        shown.update(t.id for t in turns)
+        text = "\n".join(_line(t.speaker, t.text) for t in turns)
+        out.append(replace(ev, text=text, shows=tuple(t.id for t in turns)))
+    return out
+
+
+def _line(speaker: str, text: str) -> str:
+    """One turn of an excerpt: a named speaker's episode carries the name already."""
+    return {"user": f"You: {text}", "annie": f"Annie: {text}"}.get(speaker, text)
+
+
+def _evidence(hit: Hit, said: EpisodeInfo | None, query: str, certain: bool) -> Evidence:
+    """A recalled row as evidence; what was said says who said it."""
+    if said is None:
+        kind, source_type, body = "note", f"{hit.kind} note", hit.text
+        if hit.kind == "note":
+            source_type = "note"
+    else:
+        kind = said.kind
+        source_type = "conversation summary" if kind == "summary" else "conversation"
+        body = hit.text if kind == "summary" else _line(said.speaker, hit.text)
+    return Evidence(
+        id=hit.id,
+        text=body,
+        source_type=source_type,
+        score=hit.score,
+        observed_at=from_iso(hit.timestamp).timestamp(),
+        query=query,
+        certain=certain,
+        kind=kind,
+        session_id=said.session_id if said is not None else "",
+        speaker=said.speaker if said is not None else "",
+    )
 
 
 @dataclass(frozen=True)
@@ -210,8 +322,20 @@ class Asked:
         *,
         limit: int,
         floor: float,
+        skip: set[str] | None = None,
+        written_only: bool = False,
     ) -> list[Hit]:
-        return search(store, self.query, vector, self.when, limit=limit, floor=floor, focus=focus)
+        return search(
+            store,
+            self.query,
+            vector,
+            self.when,
+            limit=limit,
+            floor=floor,
+            focus=focus,
+            skip=skip,
+            written_only=written_only,
+        )
 
 
 def named(store: Store, query: str) -> list[str]:
@@ -260,15 +384,24 @@ def search(
     limit: int,
     floor: float,
     focus: dict[str, npt.NDArray[np.float32]] | None = None,
+    skip: set[str] | None = None,
+    written_only: bool = False,
 ) -> list[Hit]:
     """The notes for `query` above the similarity floor, those written within `when` (an
     event's window already dated, `Asked.of`) first, then those mentioning a name in `focus`
     (name: its embedding), chosen by maximal marginal relevance with restatements of a better
-    note passed over."""
-    hits = _ranked(store, query, vector, when, limit=POOL * limit, floor=floor)
+    note passed over. Rows in `skip` (the asking conversation's own episodes) are left out;
+    the pool is searched that much deeper, since they are the nearest rows of all.
+    `written_only`: notes only, no episodes of what was said."""
+    skip = skip or set()
+    pool = POOL * limit + min(len(skip), SKIP_DEPTH)
+    hits = _ranked(store, query, vector, when, limit=pool, floor=floor, written_only=written_only)
     if focus:
-        hits = _with_named(store, hits, vector, when, focus, floor, POOL * limit)
-    return _distinct(store, hits, limit)
+        hits = _with_named(store, hits, vector, when, focus, floor, pool)
+    kept = [h for h in hits if h.id not in skip]
+    if written_only:
+        kept = [h for h in kept if h.kind not in EPISODE_KINDS]
+    return _distinct(store, kept, limit)
 
 
 def _with_named(
@@ -288,7 +421,7 @@ def _with_named(
         ids = store.notes.mentioning(name)[-NAMED_POOL:]
         if not ids:
             continue
-        matrix = store.notes.embeddings(ids)
+        matrix = store.notes.embeddings(ids, vector.size)
         cosine = matrix @ vector
         aspect = without(matrix, direction) @ without(vector[None, :], direction)[0]
         # The name alone does not make a note relevant: the plain similarity holds the floor,
@@ -336,10 +469,16 @@ def _ranked(
     *,
     limit: int,
     floor: float,
+    written_only: bool = False,
 ) -> list[Hit]:
     if when is None or not windowed(when):
         return store.notes.search(
-            query, limit=limit, vector=vector, min_similarity=floor, lexical_weight=LEXICAL_WEIGHT
+            query,
+            limit=limit,
+            vector=vector,
+            min_similarity=floor,
+            lexical_weight=LEXICAL_WEIGHT,
+            written_only=written_only,
         )
     within = store.notes.search(
         query,
@@ -349,6 +488,7 @@ def _ranked(
         vector=vector,
         min_similarity=floor - (EVENT_FLOOR_MARGIN if when.event else 0.0),
         lexical_weight=LEXICAL_WEIGHT,
+        written_only=written_only,
     )
     hits = [replace(h, score=h.score + IN_WINDOW_BONUS) for h in within]
     if len(hits) < limit:
@@ -359,6 +499,7 @@ def _ranked(
             vector=vector,
             min_similarity=floor,
             lexical_weight=LEXICAL_WEIGHT,
+            written_only=written_only,
         )
         hits += [h for h in others if h.id not in seen][: limit - len(hits)]
     return hits

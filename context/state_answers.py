@@ -222,10 +222,18 @@ _YOURS = {"my": "your", "i": "you", "me": "you", "mine": "yours", "our": "your"}
 
 
 def remember_answer(
-    store: Store, subject: str, needs_notes: bool, min_similarity: float
+    store: Store,
+    subject: str,
+    needs_notes: bool,
+    min_similarity: float,
+    session_id: str | None = None,
 ) -> StateResult | None:
     """What the notes say about `subject`, with their ids; None when no note is about it and
-    the question may be general knowledge (`needs_notes`), which is then the model's."""
+    the question may be general knowledge (`needs_notes`), which is then the model's.
+
+    Only notes: what was said (`memory.episodes`) holds the user's own questions too, and "what
+    do you know about black holes", asked once before, is no answer to itself. Episodes reach
+    the model through the evidence lane, where it weighs them."""
     if subject.split()[-1:] in (["me"], ["myself"]):
         return about_the_user(store)
     hits, certain = notes_about(store, subject, min_similarity, gate=needs_notes)
@@ -279,7 +287,7 @@ def notes_about(
     OR-matching drags in notes that share one stem); a bare name ("my sister") can embed far
     from every sentence that mentions it, so the lexical hits stand in when the floor leaves
     none."""
-    lexical = store.notes.search_fts(subject, limit=10)
+    lexical = store.notes.search_fts(subject, limit=10, written_only=True)
     if gate and not lexical:
         return [], False
     # Notes that hold every word of the name ("booking" and "reference") are about it.
@@ -292,9 +300,11 @@ def notes_about(
         asked = Asked.of(store, subject, datetime.now().astimezone())
         # Ranked as recall ranks: by what is asked of a name, not by the name.
         vector, focus = asked.embed(model)
-        hits = asked.search(store, vector, focus, limit=SPOKEN_ITEMS, floor=min_similarity)
+        hits = asked.search(
+            store, vector, focus, limit=SPOKEN_ITEMS, floor=min_similarity, written_only=True
+        )
         if hits:
-            vectors = store.notes.embeddings([h.id for h in hits])
+            vectors = store.notes.embeddings([h.id for h in hits], vector.size)
             return hits, sure(hits, vectors, vector, asked.directions(model), None)
     # Lexical hits that are not `whole` share only some of the subject's words.
     return lexical[:SPOKEN_ITEMS], False

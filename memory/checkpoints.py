@@ -7,15 +7,24 @@ ids of the events still shown verbatim after it; the next session resumes from t
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory.db import Records, guarded
+from memory.db import Records, StoreBase, guarded
 from memory.log import by_session, session_key, to_session_id
 from memory.rows import CheckpointRow, make_id, to_iso, utc_now
 
+if TYPE_CHECKING:
+    from memory.episodes import Episodes
+
 
 class Checkpoints(Records):
+    """Checkpoints; a summary is also kept as an episode (`memory.episodes`) of its session."""
+
     table_name = "checkpoints"
+
+    def __init__(self, store: StoreBase, episodes: Episodes | None = None) -> None:
+        super().__init__(store)
+        self.episodes = episodes
 
     @guarded
     def save(
@@ -26,16 +35,20 @@ class Checkpoints(Records):
         summary: str,
         tail_event_ids: list[str],
     ) -> str:
-        n = self.insert(
-            {
-                "session_n": session_key(session_id),
-                "tier": int(tier),
-                "data": json.dumps(data, ensure_ascii=False),
-                "summary": summary,
-                "tail_event_ids": json.dumps(list(tail_event_ids)),
-                "created_at": to_iso(utc_now()),
-            }
-        )
+        session_n = session_key(session_id)
+        created_at = to_iso(utc_now())
+        record = {
+            "session_n": session_n,
+            "tier": int(tier),
+            "data": json.dumps(data, ensure_ascii=False),
+            "summary": summary,
+            "tail_event_ids": json.dumps(list(tail_event_ids)),
+            "created_at": created_at,
+        }
+        with self.store.write():
+            n = self.insert(record)
+            if self.episodes is not None:
+                self.episodes.summary(session_n, summary, make_id("checkpoints", n), created_at)
         return make_id("checkpoints", n)
 
     @guarded

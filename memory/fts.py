@@ -44,7 +44,10 @@ def fts_query(text: str) -> str:
 
 
 def _filters(
-    kinds: Iterable[str] | None, since: datetime | None, until: datetime | None
+    kinds: Iterable[str] | None,
+    since: datetime | None,
+    until: datetime | None,
+    skip: Iterable[str] | None = None,
 ) -> tuple[str, list[Any]]:
     where: list[str] = []
     params: list[Any] = []
@@ -52,6 +55,10 @@ def _filters(
         kind_list = list(kinds)
         where.append(where_in("notes.kind", kind_list))
         params.extend(kind_list)
+    if skip:
+        skip_list = list(skip)
+        where.append("NOT " + where_in("notes.kind", skip_list))
+        params.extend(skip_list)
     if since is not None:
         where.append("notes.created_at >= ?")
         params.append(to_iso(since))
@@ -68,13 +75,14 @@ def rank_fts(
     since: datetime | None,
     until: datetime | None,
     limit: int,
+    skip: list[str] | None = None,
 ) -> list[tuple[int, float]]:
-    """(note key, -bm25) best first; FTS5 ranks and cuts before any row is read. Called
-    under the store's lock (by `memory.search.Notes`)."""
+    """(note key, -bm25) best first; FTS5 ranks and cuts before any row is read; `skip`:
+    kinds left out. Called under the store's lock (by `memory.search.Notes`)."""
     match = fts_query(query)
     if not match:
         return []
-    extra, params = _filters(kinds, since, until)
+    extra, params = _filters(kinds, since, until, skip)
     if extra:
         sql = (
             "SELECT notes_fts.rowid AS n, bm25(notes_fts) AS rank FROM notes_fts"

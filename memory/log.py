@@ -12,10 +12,13 @@ import re
 import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory.db import NotFoundError, Records, guarded, where_all, where_in
+from memory.db import NotFoundError, Records, StoreBase, guarded, where_all, where_in
 from memory.rows import EventRow, SessionRow, make_id, parse_id, to_iso, utc_now
+
+if TYPE_CHECKING:
+    from memory.episodes import Episodes
 
 _KIND = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -127,9 +130,15 @@ class Sessions(Records):
 
 
 class Events(Records):
-    """The append-only log of everything said and done, in order."""
+    """The append-only log of everything said and done, in order. Words said (the user's
+    turns, Annie's answers) are written with their episode (`memory.episodes`), in the same
+    transaction."""
 
     table_name = "events"
+
+    def __init__(self, store: StoreBase, episodes: Episodes | None = None) -> None:
+        super().__init__(store)
+        self.episodes = episodes
 
     @guarded
     def append(
@@ -144,18 +153,22 @@ class Events(Records):
         call_id: str = "",
         tokens: int | None = None,
         meta: dict[str, Any] | None = None,
+        at: datetime | None = None,
     ) -> str:
         """Append one event in its own committed transaction; returns its stable id.
 
-        `content` is stored whole; anything that is not a string is stored as JSON.
+        `content` is stored whole; anything that is not a string is stored as JSON. `at`: when
+        it happened, for events imported from elsewhere (now by default).
         """
         if not _KIND.fullmatch(kind):
             raise ValueError(
                 f"bad event kind '{kind}' (lower-case words joined by _, e.g. tool_result)"
             )
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        session_n = parse_id("sessions", session_id)
+        created_at = to_iso(at or utc_now())
         record = {
-            "session_n": parse_id("sessions", session_id),
+            "session_n": session_n,
             "turn_id": turn_id,
             "kind": kind,
             "role": role,
@@ -163,11 +176,14 @@ class Events(Records):
             "call_id": call_id,
             "content": text,
             "tokens": tokens,
-            "created_at": to_iso(utc_now()),
+            "created_at": created_at,
             "meta": json.dumps(meta or {}),
         }
         try:
-            n = self.insert(record)
+            with self.store.write():
+                n = self.insert(record)
+                if self.episodes is not None and isinstance(content, str):
+                    self.episodes.said(n, session_n, kind, text, created_at)
         except sqlite3.IntegrityError as exc:
             raise NotFoundError(
                 f"no session {session_id}; start one with store.sessions.start()"

@@ -290,6 +290,24 @@ def m008_devices(db: Database) -> None:
     )
 
 
+@migrations()
+def m009_episodes(db: Database) -> None:
+    # What was said is remembered beside what was written down: each user turn and each
+    # answer is a row of the notes table (kind 'episode'; a session summary, 'summary'), so
+    # one search, one name index and one recall serve both. An episode keeps its session and
+    # who spoke; it is written with its event, before its embedding exists, so the partial
+    # index finds the rows still to embed at any size.
+    _script(
+        db,
+        """
+        ALTER TABLE notes ADD COLUMN session_n INTEGER;
+        ALTER TABLE notes ADD COLUMN speaker TEXT NOT NULL DEFAULT '';
+        CREATE INDEX notes_session ON notes(session_n, n) WHERE session_n IS NOT NULL;
+        CREATE INDEX notes_unembedded ON notes(n) WHERE embedding IS NULL;
+        """,
+    )
+
+
 def migration_names() -> list[str]:
     """Every migration in order (the last one is the current schema version)."""
     return [m.name for m in migrations._migrations]

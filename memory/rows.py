@@ -157,6 +157,10 @@ class NoteRow:
 
 
 # The columns a NoteRow is read from (every reader of the notes table selects these).
+# Rows of the notes table that are not notes someone wrote down: an episode is one turn of a
+# conversation (what the user said, what Annie answered), a summary one session's summary.
+EPISODE_KINDS = ("episode", "summary")
+
 NOTE_COLUMNS = (
     "n, kind, source, text, created_at, superseded_by, version, confidence, sensitivity,"
     " expires_at, updated_at, source_event, contradicts"

@@ -18,7 +18,17 @@ import numpy.typing as npt
 from memory.db import NotFoundError, Records, RowMissing, StoreBase, guarded, where_in
 from memory.fts import CURRENT, rank_fts
 from memory.names import NameIndex
-from memory.rows import NOTE_COLUMNS, Hit, NoteRow, make_id, note_row, parse_id, to_iso, utc_now
+from memory.rows import (
+    EPISODE_KINDS,
+    NOTE_COLUMNS,
+    Hit,
+    NoteRow,
+    make_id,
+    note_row,
+    parse_id,
+    to_iso,
+    utc_now,
+)
 from memory.vectors import NoteVectors, to_blob
 
 # Reciprocal-rank fusion constant; 60 is the customary choice and damps the
@@ -155,9 +165,13 @@ class Notes(Records):
 
     @guarded
     def recent(self, limit: int = 5) -> list[NoteRow]:
-        """The newest current notes, newest first (the next session's briefing lists them)."""
+        """The newest current notes, newest first (the next session's briefing lists them);
+        episodes of what was said are not notes."""
         rows = self.table.rows_where(
-            CURRENT, select=_NOTE_COLUMNS, order_by="n DESC", limit=int(limit)
+            f"{CURRENT} AND kind NOT IN ({', '.join(repr(k) for k in EPISODE_KINDS)})",
+            select=_NOTE_COLUMNS,
+            order_by="n DESC",
+            limit=int(limit),
         )
         return [_note(r) for r in rows]
 
@@ -225,10 +239,13 @@ class Notes(Records):
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 10,
+        written_only: bool = False,
     ) -> list[Hit]:
-        """Lexical search: FTS5 bm25 (score = -bm25, higher is better)."""
+        """Lexical search: FTS5 bm25 (score = -bm25, higher is better). `written_only`: notes
+        only, no episodes of what was said."""
         kind_list = list(kinds) if kinds is not None else None
-        return self._hits(rank_fts(self.store, query, kind_list, since, until, limit))
+        skip = list(EPISODE_KINDS) if written_only else None
+        return self._hits(rank_fts(self.store, query, kind_list, since, until, limit, skip))
 
     @guarded
     def search_semantic(
@@ -256,6 +273,7 @@ class Notes(Records):
         vector: npt.NDArray[np.float32] | None = None,
         min_similarity: float | None = None,
         lexical_weight: float | None = None,
+        written_only: bool = False,
     ) -> list[Hit]:
         """Hybrid search: bm25 and cosine candidates merged by reciprocal-rank fusion.
 
@@ -270,6 +288,8 @@ class Notes(Records):
         treat a note that shares only a name with the query like one that answers it, so many
         notes about one person bury the one asked about; the cosine keeps them apart, and the
         lexical share still lifts an exact identifier the embedding hardly sees.
+
+        Episodes (what was said) are searched with the notes unless `written_only`.
         """
         qvec: npt.NDArray[np.float32] | None = None
         if vector is not None or self.embedder is not None or min_similarity is not None:
@@ -283,6 +303,7 @@ class Notes(Records):
             limit,
             min_similarity,
             lexical_weight,
+            list(EPISODE_KINDS) if written_only else None,
         )
 
     @guarded
@@ -296,12 +317,13 @@ class Notes(Records):
         limit: int,
         min_similarity: float | None = None,
         lexical_weight: float | None = None,
+        skip: list[str] | None = None,
     ) -> list[Hit]:
         pool = max(CANDIDATES, limit)
-        lexical = rank_fts(self.store, query, kinds, since, until, pool)
+        lexical = rank_fts(self.store, query, kinds, since, until, pool, skip)
         if qvec is None:
             return self._hits(lexical[:limit])
-        semantic = self.vectors.rank(qvec, kinds, since, until, pool)
+        semantic = self.vectors.rank(qvec, kinds, since, until, pool, skip)
         if lexical_weight is not None:
             return self._blended(qvec, lexical, semantic, limit, min_similarity, lexical_weight)
         fused: dict[int, float] = {}
@@ -338,9 +360,10 @@ class Notes(Records):
         return self._hits([(n, scored[n]) for n in order])
 
     @guarded
-    def embeddings(self, note_ids: Sequence[str]) -> npt.NDArray[np.float32]:
-        """The stored embeddings of these notes, one row each in order (zeros where none)."""
-        return self.vectors.rows([parse_id("notes", i) for i in note_ids])
+    def embeddings(self, note_ids: Sequence[str], dim: int = 0) -> npt.NDArray[np.float32]:
+        """The stored embeddings of these notes, one row each in order (zeros where none: an
+        episode not embedded yet). `dim`: the width when no stored row tells it."""
+        return self.vectors.rows([parse_id("notes", i) for i in note_ids], dim)
 
     # --- reading the hits ---------------------------------------------------------------
 

@@ -6,11 +6,13 @@ the connection, its lock and its write path (`memory.db`); each kind of record i
 object reached from it, defined in its own module: `store.sessions` and `store.events`
 (`memory.log`), `store.checkpoints` (`memory.checkpoints`), `store.metrics`
 (`memory.metrics`), `store.tasks` (`memory.work`), `store.reminders` (`memory.reminders`),
-`store.notes` with hybrid search (`memory.search`), each note's provenance
-(`store.provenance`, `memory.provenance`), `store.projections.work_index()`
-(`memory.projections`), `store.approvals` (`memory.approvals`), what the user said about
-how they feel (`store.moods`, `memory.mood`) and the paired devices with their hashed
-tokens (`store.devices`, `memory.devices`).
+`store.notes` with hybrid search (`memory.search`), what was said in every conversation
+(`store.episodes`, `memory.episodes`: rows of the notes table, found by the same search),
+each note's provenance (`store.provenance`, `memory.provenance`),
+`store.projections.work_index()` (`memory.projections`), `store.approvals`
+(`memory.approvals`), what the user said about how they feel (`store.moods`,
+`memory.mood`) and the paired devices with their hashed tokens (`store.devices`,
+`memory.devices`).
 Any SQLite failure (a damaged, locked or unreadable file) surfaces as `StoreError`, whose
 message names the file and what to do about it.
 """
@@ -24,6 +26,7 @@ from memory.approvals import Approvals
 from memory.checkpoints import Checkpoints
 from memory.db import NotFoundError, StoreBase, StoreError
 from memory.devices import Devices
+from memory.episodes import Episodes
 from memory.log import Events, Sessions
 from memory.metrics import Metrics, TurnMetricRow
 from memory.mood import Moods
@@ -78,6 +81,7 @@ class Store(StoreBase):
     tasks: Tasks
     reminders: Reminders
     notes: Notes
+    episodes: Episodes
     provenance: Provenance
     projections: Projections
     approvals: Approvals
@@ -92,13 +96,14 @@ class Store(StoreBase):
         timeout_s: float = 5.0,
     ) -> None:
         super().__init__(path, timeout_s=timeout_s)
+        self.notes = Notes(self, embedder)
+        self.episodes = Episodes(self, self.notes)
         self.sessions = Sessions(self)
-        self.events = Events(self)
-        self.checkpoints = Checkpoints(self)
+        self.events = Events(self, self.episodes)
+        self.checkpoints = Checkpoints(self, self.episodes)
         self.metrics = Metrics(self)
         self.tasks = Tasks(self)
         self.reminders = Reminders(self)
-        self.notes = Notes(self, embedder)
         self.provenance = Provenance(self, self.notes)
         self.projections = Projections(self)
         self.approvals = Approvals(self)

@@ -34,6 +34,9 @@ class _Vectors:
     seen_rows: int
     seen_max: int
     seen_superseded: int = 0
+    # Rows still without an embedding (an episode is written before it is embedded): fewer
+    # than this, other than by this connection's own embedding, means another one embedded.
+    seen_unembedded: int = 0
 
     @property
     def count(self) -> int:
@@ -78,6 +81,40 @@ class NoteVectors:
         v = self._vectors
         v.seen_rows += len(ns)
         v.seen_max = max(v.seen_max, *ns)
+        if matrix is None:
+            v.seen_unembedded += len(ns)
+
+    def embedded(
+        self,
+        ns: list[int],
+        matrix: npt.NDArray[np.float32],
+        kinds: list[str],
+        created: list[str],
+    ) -> None:
+        """Rows this connection wrote earlier without an embedding, and has just embedded."""
+        v = self._vectors
+        if v is None or not ns:
+            return
+        self._append(ns, matrix, kinds, created)
+        v = self._vectors
+        assert v is not None
+        # Keys stay sorted: `similarity` and `rows` find them by bisection.
+        order = np.argsort(v.ns, kind="stable")
+        self._vectors = _Vectors(
+            v.ns[order],
+            v.matrix[order],
+            v.kinds[order],
+            v.created[order],
+            v.seen_rows,
+            v.seen_max,
+            v.seen_superseded,
+            max(0, v.seen_unembedded - len(ns)),
+        )
+
+    def forget(self) -> None:
+        """Drop the in-memory copy: the next search reads the file again (after a bulk write)."""
+        self._vectors = None
+        self._mark = None
 
     def deleted(self, n: int) -> None:
         """A note this connection just deleted."""
@@ -93,6 +130,7 @@ class NoteVectors:
             v.seen_rows - 1,
             v.seen_max,
             v.seen_superseded,
+            v.seen_unembedded,
         )
 
     def superseded(self, n: int) -> None:
@@ -113,8 +151,9 @@ class NoteVectors:
         since: datetime | None,
         until: datetime | None,
         limit: int,
+        skip: list[str] | None = None,
     ) -> list[tuple[int, float]]:
-        """(note key, cosine) best first, over the in-memory matrix."""
+        """(note key, cosine) best first, over the in-memory matrix; `skip`: kinds left out."""
         v = self._current()
         if v.count == 0:
             return []
@@ -122,11 +161,13 @@ class NoteVectors:
         # on one core, while a multi-threaded BLAS call stalls for tens of milliseconds
         # whenever the other cores are busy (the usual case beside speech and the model).
         scores = np.einsum("ij,j->i", v.matrix, qvec)
-        if kinds is not None or since is not None or until is not None:
+        if kinds is not None or since is not None or until is not None or skip:
             # Filter by masking scores: indexing the matrix would copy all of it per query.
             mask = np.ones(v.count, dtype=bool)
             if kinds is not None:
                 mask &= np.isin(v.kinds, kinds)
+            if skip:
+                mask &= ~np.isin(v.kinds, skip)
             if since is not None:
                 mask &= v.created >= to_iso(since)
             if until is not None:
@@ -155,10 +196,11 @@ class NoteVectors:
         scores = np.einsum("ij,j->i", v.matrix[at[found]], qvec)
         return {int(n): float(c) for n, c in zip(wanted[found], scores, strict=True)}
 
-    def rows(self, ns: list[int]) -> npt.NDArray[np.float32]:
-        """The embeddings of the notes `ns`, in order; a zero row for a note without one."""
+    def rows(self, ns: list[int], dim: int = 0) -> npt.NDArray[np.float32]:
+        """The embeddings of the notes `ns`, in order; a zero row for a note without one
+        (`dim` wide when no note has one yet)."""
         v = self._current()
-        out = np.zeros((len(ns), v.matrix.shape[1] if v.count else 0), np.float32)
+        out = np.zeros((len(ns), v.matrix.shape[1] if v.count else dim), np.float32)
         if not ns or v.count == 0:
             return out
         wanted = np.asarray(ns, np.int64)
@@ -177,19 +219,28 @@ class NoteVectors:
         # at any size, unlike a scan of the embedding column.
         stats = self.store.one(
             "SELECT count(*) AS c, coalesce(max(n), 0) AS m,"
-            " (SELECT count(*) FROM notes WHERE superseded_by IS NOT NULL) AS s FROM notes"
+            " (SELECT count(*) FROM notes WHERE superseded_by IS NOT NULL) AS s,"
+            " (SELECT count(*) FROM notes WHERE embedding IS NULL) AS u FROM notes"
         )
-        now = (int(stats["c"]), int(stats["m"]), int(stats["s"])) if stats is not None else (0,) * 3
+        now = (
+            (int(stats["c"]), int(stats["m"]), int(stats["s"]), int(stats["u"]))
+            if stats is not None
+            else (0,) * 4
+        )
         v = self._vectors
-        if v is not None and (v.seen_rows, v.seen_max, v.seen_superseded) == now:
+        if v is not None and (
+            (v.seen_rows, v.seen_max, v.seen_superseded, v.seen_unembedded) == now
+        ):
             return v
-        rows_now, max_now, superseded_now = now
+        rows_now, max_now, superseded_now, unembedded_now = now
         if (
             v is None
             or superseded_now != v.seen_superseded
             or rows_now != v.seen_rows + self._count_after(v.seen_max)
+            or unembedded_now != v.seen_unembedded + self._unembedded_after(v.seen_max)
         ):
-            # Nothing loaded yet, or notes were deleted or superseded elsewhere: read all.
+            # Nothing loaded yet, or notes were deleted, superseded or embedded elsewhere:
+            # read all.
             self._vectors = v = _empty_vectors()
         rows = self.store.all(
             "SELECT n, kind, created_at, embedding FROM notes"
@@ -207,10 +258,17 @@ class NoteVectors:
         v = self._vectors
         assert v is not None
         v.seen_rows, v.seen_max, v.seen_superseded = rows_now, max_now, superseded_now
+        v.seen_unembedded = unembedded_now
         return v
 
     def _count_after(self, n: int) -> int:
         row = self.store.one("SELECT count(*) AS c FROM notes WHERE n > ?", (n,))
+        return int(row["c"]) if row is not None else 0
+
+    def _unembedded_after(self, n: int) -> int:
+        row = self.store.one(
+            "SELECT count(*) AS c FROM notes WHERE n > ? AND embedding IS NULL", (n,)
+        )
         return int(row["c"]) if row is not None else 0
 
     def _append(
@@ -236,4 +294,5 @@ class NoteVectors:
             v.seen_rows,
             v.seen_max,
             v.seen_superseded,
+            v.seen_unembedded,
         )

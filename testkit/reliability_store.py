@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.episodes import SPEAKERS
 from memory.rows import make_id, parse_id
 
 # Event kinds that make a turn complete: the answer the client was told about is stored.
@@ -55,6 +56,23 @@ def missing_turns(db: Path, turn_ids: Iterable[str]) -> list[str]:
             )
         }
     return [t for t in wanted if t not in found]
+
+
+def unremembered(db: Path) -> list[str]:
+    """Words said (the user's turns and Annie's answers) with no episode beside them
+    (`memory.episodes`): each event id. The two are written in one transaction, so a kill can
+    lose both, never one."""
+    kinds = tuple(SPEAKERS)
+    marks = ",".join("?" * len(kinds))
+    with _connect(db) as conn:
+        said = {
+            make_id("events", r[0])
+            for r in conn.execute(
+                f"SELECT n FROM events WHERE kind IN ({marks}) AND trim(content) != ''", kinds
+            )
+        }
+        kept = {r[0] for r in conn.execute("SELECT source_event FROM notes WHERE kind = 'episode'")}
+    return sorted(said - kept)
 
 
 def half_written(db: Path) -> list[str]:

@@ -1,13 +1,10 @@
-"""`python -m bot notes add|list|recall`: put notes in, list them, see what a question recalls.
+"""`python -m bot notes add|list`: put notes in and list them.
 
 `add "TEXT" [--at ISO]` stores one note; `add -` stores one per line of standard input (blank
 lines skipped), all in one transaction. `list [--json]` lists the current notes, oldest first.
-`recall "QUESTION" [--json] [--now ISO]` lists the notes the live turn's own recall
-(`context.recall.recall`) puts forward for the evidence lane, in the order the lane admits
-them, with their scores and whether recall was sure they say what was asked
-(`context.certainty`); a session's admission then skips any its briefing already shows.
-Adding and recalling load the embedding model (notes are embedded when written). Bad input is
-a clear error and exit code 2; nothing is written on error.
+Adding loads the embedding model (notes are embedded when written). Bad input is a clear error
+and exit code 2; nothing is written on error. What a question recalls from the notes (and from
+what was said) is `python -m bot memory recall` (`bot.commands.memory`).
 """
 
 from __future__ import annotations
@@ -20,11 +17,10 @@ from datetime import datetime
 
 from bot.commands.records import local_time, with_store
 from config import load_settings
-from context.recall import recall
-from memory.rows import NoteRow, from_iso, parse_when, to_iso
+from memory.rows import NoteRow, from_iso, parse_when
 from memory.store import Store
 
-HELP = "add and list notes, and see which notes a question would recall"
+HELP = "add and list notes (python -m bot memory recall shows what a question recalls)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,16 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     lst = sub.add_parser("list", help="list current notes", description="list notes")
     lst.add_argument("--json", action="store_true", help="one JSON array of notes")
-    rec = sub.add_parser(
-        "recall",
-        help="the notes a question would bring into the evidence lane",
-        description="list the notes recall puts forward for a question, in order",
-    )
-    rec.add_argument("question", help="the question, as the user would say it")
-    rec.add_argument("--json", action="store_true", help="one JSON array of {id, text, ...}")
-    rec.add_argument(
-        "--now", default=None, help="ask as of this ISO date-time (default: now, local time)"
-    )
 
 
 def _time(value: str | None, flag: str) -> datetime | None:
@@ -72,16 +58,12 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     try:
         at = _time(args.at, "--at") if args.action == "add" else None
-        now = _time(args.now, "--now") if args.action == "recall" else None
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     texts = _texts(args) if args.action == "add" else []
     if args.action == "add" and not texts:
         print("error: a note needs some text", file=sys.stderr)
-        return 2
-    if args.action == "recall" and not args.question.strip():
-        print("error: recall needs a question", file=sys.stderr)
         return 2
 
     def act(store: Store) -> int:
@@ -97,34 +79,10 @@ def run(args: argparse.Namespace) -> int:
         from models import load_embedder
 
         store.notes.embedder = load_embedder(settings)
-        if args.action == "add":
-            new = [{"text": t, "source": "cli", "created_at": at} for t in texts]
-            for note_id in store.notes.add_many(new):
-                note = store.notes.get(note_id)
-                print(_line(note) if note else note_id)
-            return 0
-        model = store.notes.embedder
-        asked = now.astimezone() if now is not None else None
-        evidence = recall(store, args.question, settings, lambda: model, now=asked)
-        found = [
-            {
-                "id": e.id,
-                "text": e.text,
-                "score": round(e.score, 4),
-                "certain": e.certain,
-                "at": to_iso(datetime.fromtimestamp(e.observed_at).astimezone()),
-            }
-            for e in sorted(evidence, key=lambda e: -e.score)
-        ]
-        if args.json:
-            print(json.dumps(found, ensure_ascii=False))
-        elif not found:
-            print("no note would be recalled for that question")
-        else:
-            for f in found:
-                print(f"{f['id']}  {f['score']:.2f}  {local_time(str(f['at']))}  {f['text']}")
-            if not evidence[0].certain:
-                print("(only related: recall is not sure any of these says what was asked)")
+        new = [{"text": t, "source": "cli", "created_at": at} for t in texts]
+        for note_id in store.notes.add_many(new):
+            note = store.notes.get(note_id)
+            print(_line(note) if note else note_id)
         return 0
 
     return with_store(settings, act)

@@ -1,10 +1,15 @@
-"""A session's background model work: the warm-up of its fixed head, and idle-time compaction.
+"""A session's background work: the warm-up of its fixed head, embedding what was said, and
+idle-time compaction.
 
 Both run only while no turn is in flight, as one task that the next turn cancels. The model's
 time belongs to the user: when they start to speak or type (`stop`), an evaluation stops at
 its next batch, what it evaluated is kept, and the rest is done in the next idle time. Idle
 work first waits for the front end's answer to begin sounding (`FrontEnd.answer_begun`), since
 it would take the cores the first spoken sentence needs.
+
+What was said is written as episodes with no embedding (`memory.episodes`), so writing a turn
+never waits on the embedding model; `remember` embeds them here, a batch at a time, before
+compaction, and a backlog (a store written by an older version, an import) drains the same way.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ class IdleWork:
         emit: Callable[[Event], None],
         compacted: Callable[[CompactionEvent], CompactionEvent],
         warm_up_enabled: bool,
+        remember: Callable[[], bool] | None = None,
     ) -> None:
         self.conv = conv
         self.ledger = ledger
@@ -49,6 +55,8 @@ class IdleWork:
         self.emit = emit
         self.compacted = compacted
         self.warm_up_enabled = warm_up_enabled
+        # Embeds one batch of what was said (blocking); True while more is left.
+        self.remember = remember
         # What idle work waits for first (the front end's answer beginning to sound).
         self.wait_for: Callable[[], Awaitable[None]] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -99,6 +107,10 @@ class IdleWork:
             if self._warm_pending:  # stopped for the user: the next turn should not pay it
                 self._stop = threading.Event()
                 await self._warm_up()
+            if self.remember is not None:
+                # A batch at a time: a turn that begins cancels the wait between batches.
+                while await asyncio.to_thread(self.remember):
+                    pass
             events = await self.hooks.on_idle(self.conv, self.ledger)
         except asyncio.CancelledError:
             return

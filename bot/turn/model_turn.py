@@ -49,7 +49,9 @@ async def model_turn(
     t_recall = time.perf_counter()
     evidence = t.recalled
     if evidence is None:
-        evidence = await asyncio.to_thread(recall, t.store, request.text, t.settings, t.embedder)
+        evidence = await asyncio.to_thread(
+            recall, t.store, request.text, t.settings, t.embedder, session_id=t.session_id
+        )
     # Each note with its record's provenance; private ones only where nothing sends data out.
     sends_out = t.tools.sends_out(t.allowed)
     evidence = with_provenance(t.store, evidence, sends_out=sends_out)

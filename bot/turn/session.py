@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,9 @@ if TYPE_CHECKING:
     from models.base import LLM, Embedder
 
 MODEL_FAILED = "Sorry, something went wrong on my side. Please try again."
+# Episodes embedded per step of idle work: about a third of a second on a 2-core CPU.
+REMEMBER_BATCH = 64
+log = logging.getLogger(__name__)
 
 
 class Session:
@@ -114,6 +118,7 @@ class Session:
             emit=self._emit,
             compacted=self.record_compaction,
             warm_up_enabled=settings.context.warm_up,
+            remember=self._remember,
         )
         self.started_at = utc_now()
 
@@ -355,6 +360,24 @@ class Session:
         self._emit(ReminderEvent("", text, away, listed(rows), elsewhere=True))
 
     # --- idle time and the end ----------------------------------------------------------
+
+    def _remember(self) -> bool:
+        """Embed a batch of episodes written without an embedding (`memory.episodes`); True
+        while more are left. A failure is logged and leaves them for the next idle time."""
+        try:
+            if not self.store.episodes.missing():
+                return False
+            # This conversation's own words wait for an embedder something else loads (recall
+            # leaves them out meanwhile); an earlier one's are worth loading it for.
+            model = self.store.notes.embedder
+            if model is None and self.store.episodes.missing(outside=self.id):
+                model = self.embedder()
+            if model is None:
+                return False
+            return self.store.episodes.embed_missing(model, REMEMBER_BATCH) >= REMEMBER_BATCH
+        except Exception as exc:
+            log.warning("could not embed what was said: %s", exc)
+            return False
 
     def _emit(self, event: Event) -> None:
         if self.on_event is not None:

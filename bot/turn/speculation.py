@@ -118,7 +118,9 @@ class Ahead:
             self.stats.ms.append((time.perf_counter() - started) * 1000.0)
 
     async def _evaluate(self, t: TurnContext, text: str, stop: threading.Event) -> None:
-        found = await asyncio.to_thread(recall, t.store, text, t.settings, t.embedder)
+        found = await asyncio.to_thread(
+            recall, t.store, text, t.settings, t.embedder, session_id=t.session_id
+        )
         if stop.is_set() or self.words != text:
             return  # the turn began meanwhile (it builds its own prompt), or the user went on
         self._recalled = (text, found)

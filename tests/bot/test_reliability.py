@@ -60,6 +60,7 @@ async def test_a_kill_at_each_moment_loses_no_completed_turn(
     assert k["integrity_failures"] == []
     assert k["turns_lost"] == 0, k["lost_ids"]
     assert k["half_written"] == 0, k["half_written_ids"]
+    assert k["episodes_lost"] == 0, k["episodes_lost_ids"]
     assert k["briefing_checked"] == len(MOMENTS)
     assert k["briefing_carried"] == k["briefing_checked"], k["briefing_misses"]
     reached = {m: v["reached"] for m, v in k["by_moment"].items()}
