@@ -15,6 +15,7 @@ session, an event and an episode per turn, all in one transaction.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,6 +60,18 @@ class EpisodeInfo:
     speaker: str
     event_id: str
     at: str
+
+
+class AlreadyImported(ValueError):
+    """The same turns were imported before: a second import would remember them twice."""
+
+
+def _digest(turns: Sequence[Said]) -> str:
+    """What identifies an import: every turn's session, time, speaker and words."""
+    h = hashlib.sha256()
+    for t in turns:
+        h.update(json.dumps([t.session, to_iso(t.at), t.speaker, t.text]).encode("utf-8"))
+    return h.hexdigest()
 
 
 def episode_text(speaker: str, text: str) -> str:
@@ -245,6 +258,13 @@ class Episodes(Records):
         ]
 
     @guarded
+    def _imported(self, digest: str) -> bool:
+        rows = self.store.all(
+            "SELECT 1 FROM sessions WHERE json_extract(meta, '$.digest') = ? LIMIT 1", (digest,)
+        )
+        return bool(rows)
+
+    @guarded
     def count(self) -> int:
         row = self.store.one(
             f"SELECT count(*) AS c FROM notes WHERE {where_in('kind', list(EPISODE_KINDS))}",
@@ -260,10 +280,14 @@ class Episodes(Records):
         """Write `turns` as conversations: a session per label (in order of first turn), an
         event and an episode per turn, all in one transaction, embedded first when an
         embedder is given (else at the next `embed_missing`). Returns how many sessions and
-        episodes were written, and the episodes' ids in the order of `turns`."""
+        episodes were written, and the episodes' ids in the order of `turns`. The same turns
+        imported again are `AlreadyImported`, and nothing is written."""
         if not turns:
             return {"sessions": 0, "episodes": 0, "ids": []}
         texts = [episode_text(t.speaker, t.text) for t in turns]
+        digest = _digest(turns)
+        if self._imported(digest):
+            raise AlreadyImported(f"{source}: these turns were imported already; nothing written")
         vectors = None if embedder is None else np.asarray(embedder.embed(texts), np.float32)
         labels: dict[str, list[int]] = {}
         for i, t in enumerate(turns):
@@ -274,7 +298,11 @@ class Episodes(Records):
                 times = [to_iso(turns[i].at) for i in idx]
                 cur = conn.execute(
                     "INSERT INTO sessions (started_at, ended_at, meta) VALUES (?, ?, ?)",
-                    (min(times), max(times), json.dumps({"imported": source, "label": label})),
+                    (
+                        min(times),
+                        max(times),
+                        json.dumps({"imported": source, "label": label, "digest": digest}),
+                    ),
                 )
                 session_n = int(cur.lastrowid or 0)
                 for i, at in zip(idx, times, strict=True):

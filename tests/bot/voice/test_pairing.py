@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -199,12 +200,27 @@ async def test_a_paired_device_uses_the_api_until_it_is_revoked(
         assert (await call(url, "GET", f"/api/knowledge?token={TOKEN}"))[0] == 200
 
 
+class Clock:
+    """Seconds since the epoch that move only when told: expiry and locks are checked by
+    moving the clock past them, never by sleeping (a slow machine makes a sleep too short)."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 async def test_an_expired_code_is_refused(engines: Engines, tokenizer: Tokenizer) -> None:
     async with running(settings_with(), engines, tokenizer) as server:
-        server.app[STATE].pairing.ttl_s = 0.3
+        clock = Clock()
+        server.app[STATE].pairing.clock = clock
         # No token set: this machine (a loopback peer) is the owner.
         code = await new_code(server.url)
-        await asyncio.sleep(0.5)
+        clock.advance(server.app[STATE].pairing.ttl_s + 1)
         status, data, response = await call(
             server.url, "POST", "/api/pair", body={"code": code, "name": "Kitchen phone"}
         )
@@ -245,7 +261,8 @@ async def test_five_wrong_codes_lock_pairing_even_for_the_right_code(
 ) -> None:
     async with running(settings_with(), engines, tokenizer) as server:
         url = server.url
-        server.app[STATE].pairing.lock_s = 1.5
+        clock = Clock()
+        server.app[STATE].pairing.clock = clock
         code = await new_code(url)
         wrong = f"{(int(code) + 1) % 1_000_000:06d}"
 
@@ -276,7 +293,7 @@ async def test_five_wrong_codes_lock_pairing_even_for_the_right_code(
         status, data, _ = await call(url, "POST", "/api/pair", body={"code": "12", "name": "x"})
         assert status == 400 and "6 digits" in data["reason"]
 
-        await asyncio.sleep(1.7)
+        clock.advance(server.app[STATE].pairing.lock_s + 1)
         # The lock burned the code: after it, only a new one pairs.
         status, data, _ = await attempt(code, "Sofa laptop")
         assert status == 403 and "no pairing code is waiting" in data["reason"]
