@@ -45,12 +45,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from config import Settings, load_settings
 from context.admission import admit_turn
 from context.conversation import Conversation, Prefix
 from context.inputs import Evidence, Request
 from context.ledger import Ledger
 from context.recall import recall
+from memory.episodes import Said
 from memory.search import EmbedderLike
 from memory.store import Store
 from memory.transcripts import Transcript, TranscriptError, locomo
@@ -90,6 +94,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--answers",
         action="store_true",
         help="also have the model answer from the lane and score token F1 (hours on CPU)",
+    )
+    parser.add_argument(
+        "--pad",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first fill each store with N more episodes (the other conversations' turns, again"
+        " and again, in the year before): recall at the size of a year of daily talk",
     )
 
 
@@ -208,8 +220,42 @@ def _covered(rows: Sequence[str], turns: dict[str, set[str]], wanted: set[str]) 
     return {ref for r in rows for ref in turns.get(r, set())} & wanted
 
 
+class _Repeated:
+    """The embedder for padding: each distinct text embedded once, then reused (the same
+    turns come back many times), so a store of 100,000 episodes fills in a minute."""
+
+    def __init__(self, embedder: EmbedderLike) -> None:
+        self.embedder = embedder
+        self.dim = embedder.dim
+        self.known: dict[str, npt.NDArray[np.float32]] = {}
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        new = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if new:
+            self.known.update(zip(new, self.embedder.embed(new), strict=True))
+        return np.vstack([self.known[t] for t in texts])
+
+
+def _pad(store: Store, turns: Sequence[Said], n: int, before: datetime, repeated: _Repeated) -> int:
+    """Fill `store` with `n` episodes cycling through `turns`, as sessions of 40 turns spread
+    over the year before `before`; how many were written."""
+    if n <= 0 or not turns:
+        return 0
+    step = timedelta(days=365) / max(1, n)
+    padded = [
+        Said(f"pad {i // 40}", before - timedelta(days=366) + i * step, t.speaker, t.text)
+        for i, t in ((i, turns[i % len(turns)]) for i in range(n))
+    ]
+    done = store.episodes.import_turns(padded, "padding", repeated)
+    return int(done["episodes"])
+
+
 def _conversation(
-    name: str, data: dict[str, Any], engines: Engines, home: Path
+    name: str,
+    data: dict[str, Any],
+    engines: Engines,
+    home: Path,
+    pad: tuple[int, Sequence[Said], _Repeated | None] = (0, (), None),
 ) -> tuple[list[Scored], dict[str, Any]]:
     """Import one conversation into a store at `home`, ask its questions, score them."""
     t0 = time.perf_counter()
@@ -223,6 +269,8 @@ def _conversation(
     try:
         imported = store.episodes.import_turns(transcript.turns, f"locomo {name}", embedder)
         ids: list[str] = imported["ids"]
+        size, filler, repeated = pad
+        padded = _pad(store, filler, size, transcript.turns[0].at, repeated) if repeated else 0
         info = store.episodes.info(ids)
         by_event = {info[i].event_id: ref for i, ref in zip(ids, transcript.refs, strict=True)}
         t_imported = time.perf_counter()
@@ -280,6 +328,7 @@ def _conversation(
     t_asked = time.perf_counter()
     return out, {
         "turns": len(transcript.turns),
+        "padded": padded,
         "sessions": imported["sessions"],
         "questions": len(out),
         "asked_at": now.isoformat(timespec="minutes"),
@@ -358,9 +407,14 @@ def _group(rows: Sequence[Scored], answers: bool) -> dict[str, Any]:
 
 
 def measure(
-    conversations: Sequence[tuple[str, dict[str, Any]]], engines: Engines
+    conversations: Sequence[tuple[str, dict[str, Any]]],
+    engines: Engines,
+    pad: int = 0,
+    others: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> dict[str, Any]:
-    """Import and ask each conversation (each in its own store) and return the figures."""
+    """Import and ask each conversation (each in its own store) and return the figures;
+    `pad`: fill each store first with that many episodes from `others` (conversations not
+    measured)."""
     start = time.perf_counter()
     rows: list[Scored] = []
     per: dict[str, dict[str, Any]] = {}
@@ -368,7 +422,9 @@ def measure(
         for name, data in conversations:
             home = Path(folder) / name
             home.mkdir()
-            scored, figures = _conversation(name, data, engines, home)
+            filler = [t for other, d in others if other != name for t in locomo(d, other).turns]
+            padding = (pad, filler, _Repeated(engines.embedder) if pad else None)
+            scored, figures = _conversation(name, data, engines, home, padding)
             rows += scored
             per[name] = figures
     answers = engines.llm is not None
@@ -395,6 +451,7 @@ def measure(
         "recall_ms_p50": round(_pct(latency, 0.50), 1),
         "recall_ms_p95": round(_pct(latency, 0.95), 1),
         "answers": answers,
+        "padded": pad,
         "import_s": round(sum(p["import_s"] for p in per.values()), 1),
         "ask_s": round(sum(p["ask_s"] for p in per.values()), 1),
         "total_s": round(time.perf_counter() - start, 1),
@@ -409,6 +466,8 @@ def _print(f: dict[str, Any]) -> None:
         f"{questions:,} questions (lane of {f['lane']}, top {f['top']}, floor {f['floor']}; "
         f"asked at noon the day after each conversation's last session)"
     )
+    if f["padded"]:
+        print(f"  each store first filled with {f['padded']:,} episodes of the other conversations")
     head = (
         f"  {'category':<16}{'asked':>6}{'lane any':>10}{'lane all':>10}{'top10 any':>11}"
         f"{'sure w/o ev':>13}  | cosine{'top3 any':>10}{'top3 all':>10}{'top10 any':>11}"
@@ -467,7 +526,11 @@ def run(args: argparse.Namespace) -> int:
     except (LocomoError, TranscriptError) as exc:
         print(f"error: {exc}")
         return 2
-    figures = measure(conversations, load_engines(args.answers))
+    if args.pad < 0:
+        print("error: --pad takes a number of episodes, 0 or more")
+        return 2
+    others = read_zip(args.path) if args.pad else []
+    figures = measure(conversations, load_engines(args.answers), args.pad, others)
     if args.json:
         print(json.dumps(figures))
     else:
