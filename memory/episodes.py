@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from memory.db import Records, StoreBase, guarded, where_in
+from memory.provenance import asks_private
 from memory.rows import EPISODE_KINDS, from_iso, make_id, parse_id, to_iso
 from memory.search import EmbedderLike, Notes
 from memory.vectors import to_blob
@@ -99,9 +100,29 @@ class Episodes(Records):
         speaker = SPEAKERS.get(kind)
         if speaker is None or not content.strip():
             return None
+        # Words the user asked to keep between them and Annie are private, and so is the
+        # answer to them (it may repeat them): never in a prompt a tool can send out.
+        private = asks_private(content) if speaker == "user" else self._answering_private(session_n)
         return self._write(
-            "episode", speaker, content.strip(), session_n, make_id("events", event_n), created_at
+            "episode",
+            speaker,
+            content.strip(),
+            session_n,
+            make_id("events", event_n),
+            created_at,
+            sensitivity="private" if private else "normal",
         )
+
+    def _answering_private(self, session_n: int | None) -> bool:
+        """Whether the user's last words in this session were private (Annie answers them)."""
+        if session_n is None:
+            return False
+        row = self.store.one(
+            "SELECT sensitivity FROM notes WHERE session_n = ? AND kind = 'episode'"
+            " AND speaker = 'user' ORDER BY n DESC LIMIT 1",
+            (session_n,),
+        )
+        return row is not None and row["sensitivity"] == "private"
 
     def summary(self, session_n: int | None, text: str, source: str, created_at: str) -> int | None:
         """A session's summary as an episode (called inside the checkpoint's transaction)."""
@@ -118,10 +139,12 @@ class Episodes(Records):
         source_event: str,
         created_at: str,
         embedding: bytes | None = None,
+        sensitivity: str = "normal",
     ) -> int:
         with self.store.write():
             n = self.table.insert(
                 {
+                    "sensitivity": sensitivity,
                     "kind": kind,
                     "source": speaker,
                     "speaker": speaker,
@@ -229,7 +252,9 @@ class Episodes(Records):
     @guarded
     def around(self, episode_id: str, before: int, after: int) -> list[Said]:
         """The episode with up to `before` and `after` turns of its session on either side, in
-        order (its session's label is the session id; notes and summaries are not turns)."""
+        order (its session's label is the session id; notes and summaries are not turns). A
+        private turn is never shown beside another: whether it may be shown at all is decided
+        for it alone (`context.provenance`)."""
         n = parse_id("notes", episode_id)
         row = self.store.one("SELECT session_n FROM notes WHERE n = ?", (n,))
         if row is None or row["session_n"] is None:
@@ -237,13 +262,13 @@ class Episodes(Records):
         session_n = int(row["session_n"])
         sql = (
             "SELECT n, speaker, text, created_at FROM notes WHERE session_n = ? AND kind = ?"
-            " AND n {op} ? ORDER BY n {order} LIMIT ?"
+            " AND (n = ? OR sensitivity != 'private') AND n {op} ? ORDER BY n {order} LIMIT ?"
         )
         earlier = self.store.all(
-            sql.format(op="<", order="DESC"), (session_n, "episode", n, before)
+            sql.format(op="<", order="DESC"), (session_n, "episode", n, n, before)
         )
         later = self.store.all(
-            sql.format(op=">=", order="ASC"), (session_n, "episode", n, after + 1)
+            sql.format(op=">=", order="ASC"), (session_n, "episode", n, n, after + 1)
         )
         session = make_id("sessions", session_n)
         return [

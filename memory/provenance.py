@@ -40,6 +40,21 @@ INFERRED = 0.7
 DISPUTED = 0.5
 
 
+# The user asking that something stay between them and Annie.
+_PRIVATE = re.compile(
+    r"\b(?:private|privately|confidential|secret|between (?:us|you and me|the two of us)"
+    r"|keep (?:it|this|that) to yourself|(?:don ?t|do not|never) (?:tell|share) (?:it|this|that"
+    r"|anyone))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_private(said: str) -> bool:
+    """Whether the user's words ask that what they say stay private (a note made from them,
+    and the episode of the words themselves, are then private)."""
+    return _PRIVATE.search(said.replace("'", "").replace("\u2019", "")) is not None
+
+
 @dataclass(frozen=True)
 class Claim:
     """A note read as "subject = value" (both normalized), when it has that shape."""

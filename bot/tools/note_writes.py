@@ -23,26 +23,14 @@ from typing import TYPE_CHECKING, Any
 from bot.tools.base import ToolOutput
 from bot.tools.corrections import corrected_note
 from memory.fts import STOPWORDS
-from memory.provenance import INFERRED, SAID, claim
+from memory.provenance import INFERRED, SAID, asks_private, claim
 from memory.rows import parse_when, to_iso, utc_now
 
 if TYPE_CHECKING:
     from memory.rows import NoteRow
     from memory.store import Store
 
-# The user asking that something stay between them and Annie.
-_PRIVATE = re.compile(
-    r"\b(?:private|privately|confidential|secret|between (?:us|you and me|the two of us)"
-    r"|keep (?:it|this|that) to yourself|(?:don ?t|do not|never) (?:tell|share) (?:it|this|that"
-    r"|anyone))\b",
-    re.IGNORECASE,
-)
 _WORD = re.compile(r"[a-z0-9]+")
-
-
-def asks_private(said: str) -> bool:
-    """Whether the user's words ask that what they say stay private."""
-    return _PRIVATE.search(said.replace("'", "").replace("\u2019", "")) is not None
 
 
 def _content(text: str) -> set[str]:

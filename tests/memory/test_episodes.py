@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from config import load_settings
+from context.provenance import with_provenance
 from context.recall import recall
 from memory.episodes import Said
 from memory.store import Store
@@ -157,3 +158,39 @@ def test_a_kill_mid_conversation_loses_no_episode_of_a_logged_turn(tmp_path: Pat
 
 def _all_rows(store: Store) -> list[str]:
     return [f"note-{r['n']}" for r in store.all("SELECT n FROM notes")]
+
+
+def test_words_asked_to_be_kept_private_never_reach_a_prompt_that_sends_out(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    settings = load_settings(environ={"ANNIE_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"})
+    with Store(tmp_path / "a.db", embedder=embedder) as store:
+        earlier = store.sessions.start()
+        said = [
+            ("user", "The bank card arrived in the post today."),
+            ("assistant", "Good, the bank card is here."),
+            ("user", "Keep this between us: the bank card PIN is 4417."),
+            ("assistant", "Understood, the PIN 4417 stays with me."),
+            ("user", "Also the bank card needs activating by Friday."),
+        ]
+        for kind, text in said:
+            store.events.append(earlier, kind, text, role=kind)
+        store.episodes.embed_missing(embedder)
+        rows = store.all("SELECT text, sensitivity FROM notes ORDER BY n")
+        assert [r["sensitivity"] for r in rows] == [
+            "normal",
+            "normal",
+            "private",
+            "private",  # the answer to private words may repeat them
+            "normal",
+        ]
+        now = store.sessions.start()
+        found = recall(
+            store, "What is my bank card PIN?", settings, lambda: embedder, session_id=now
+        )
+        assert any("4417" in e.text for e in found)  # kept for a prompt that sends nothing out
+        # A private turn is shown only as itself, never beside another recalled turn.
+        beside = {i for e in found for i in e.shows if i != e.id}
+        assert beside and not store.provenance.private_among(beside)
+        out = with_provenance(store, found, sends_out=True)
+        assert out and all("4417" not in e.text for e in out)

@@ -14,11 +14,11 @@ import pytest
 from sqlite_utils import Database
 
 from bot.tools.memory_tools import SaveNoteArgs, SearchMemoryArgs, save_note, search_memory
-from bot.tools.note_writes import Origin, asks_private, origin_of
+from bot.tools.note_writes import Origin, origin_of
 from compaction.briefing import build_briefing
 from memory.db import NotFoundError
 from memory.migrations import migration_names, migrations
-from memory.provenance import DISPUTED, INFERRED, SAID, claim, disagree
+from memory.provenance import DISPUTED, INFERRED, SAID, asks_private, claim, disagree
 from memory.rows import to_iso, utc_now
 from memory.store import Store
 from models import Tokenizer
