@@ -102,7 +102,8 @@ class ContextSettings(_Section):
     system_prompt_file: str = "system_prompt.md"
     evidence_hits: int = 8
     evidence_min_similarity: float = 0.35
-    # The most tokens one turn's recall may add to the evidence lane (`context.admission`).
+    # The most tokens one turn's recall may add to the evidence lane at a 32k window, scaled
+    # with the window as the lanes' budgets are (`turn_evidence`, `context.admission`).
     evidence_turn_tokens: int = 800
     # Lanes are held to their budgets (trimmed within themselves, idle tool groups unloaded,
     # a long raw history folded in idle time) once the prompt passes this many tokens.
@@ -120,6 +121,11 @@ class ContextSettings(_Section):
         tier 2 could only ever run forced.
         """
         return max(1, min(self.reserve_output, self.window // 8))
+
+    def turn_evidence(self) -> int:
+        """What one turn's recall may add to the evidence lane at this window: the 32k figure
+        (`evidence_turn_tokens`) scaled by window / 32768, as the lanes' budgets are."""
+        return max(1, int(self.evidence_turn_tokens * min(1.0, self.window / 32768)))
 
     def budget(self, lane: str) -> int:
         """A lane's budget at this window: the 32k figure scaled by window / 32768."""

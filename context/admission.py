@@ -153,7 +153,7 @@ def _admit_evidence(
         present.update(state.source_ids)
     left = ctx.budget("evidence")
     # One turn's share: the lane holds earlier turns' evidence too.
-    turn_left = ctx.evidence_turn_tokens
+    turn_left = ctx.turn_evidence()
     out: list[Item] = []
     for ev in sorted(evidence, key=lambda e: -e.score):
         if ev.id in present and not (ev.certain and ev.id in hedged):

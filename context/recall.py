@@ -83,6 +83,8 @@ _ASKING = frozenset([
 _SENTENCES = re.compile(r"[^.!?]+[.!?]*")
 # Words of statement, besides its questions, that make a turn tell something.
 TELLS = 4
+# The cosine at which a turn that asks is the same question asked again.
+SAME_QUESTION = 0.8
 # The turns shown around a recalled turn of a conversation, before and after it.
 EXCERPT_BEFORE = 0
 EXCERPT_AFTER = 1
@@ -401,7 +403,24 @@ def search(
     kept = [h for h in hits if h.id not in skip]
     if written_only:
         kept = [h for h in kept if h.kind not in EPISODE_KINDS]
+    else:
+        kept = _said_worth_showing(store, kept, vector)
     return _distinct(store, kept, limit)
+
+
+def _said_worth_showing(
+    store: Store, hits: list[Hit], vector: npt.NDArray[np.float32]
+) -> list[Hit]:
+    """`hits` without the turns that asked this same question before: a question being asked
+    is never evidence for itself, in this conversation (left out by session) or a later one
+    ("What is the capital of France?" asked every week). The answer it got is a turn of its
+    own, recalled on its own merit."""
+    asked = [h for h in hits if h.kind == "episode" and is_question(h)]
+    if not asked:
+        return hits
+    cosine = store.notes.embeddings([h.id for h in asked], vector.size) @ vector
+    dropped = {h.id for h, c in zip(asked, cosine, strict=True) if c >= SAME_QUESTION}
+    return [h for h in hits if h.id not in dropped]
 
 
 def _with_named(

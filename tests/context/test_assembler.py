@@ -188,6 +188,8 @@ def test_state_is_admitted_only_when_it_changes_and_collapses_to_budget(
 
 def test_evidence_is_deduplicated_ranked_and_budgeted(tokenizer: Tokenizer) -> None:
     settings, assembler, conv = setup(tokenizer)
+    # The lane's budget is what this checks: one turn's share of it is left wide.
+    settings.context.evidence_turn_tokens = 1_000_000
     budget = settings.context.budget("evidence")
     big = "the garden plan " * (budget // 2)
     evidence = [
@@ -204,6 +206,27 @@ def test_evidence_is_deduplicated_ranked_and_budgeted(tokenizer: Tokenizer) -> N
     assert [o.source_ids for o in left] == [["note-2"]]
     assembler.admit_turn(conv, Request("again", "t2", "ev-2"), None, evidence[:1])
     assert [i.source_ids[0] for i in conv.items if i.kind == "evidence"] == ["note-1", "note-3"]
+
+
+def test_one_turn_adds_evidence_up_to_its_share_scaled_with_the_window(
+    tokenizer: Tokenizer,
+) -> None:
+    settings, assembler, conv = setup(tokenizer, window=4096)
+    share = settings.context.turn_evidence()
+    assert share == settings.context.evidence_turn_tokens * 4096 // 32768
+    evidence = [
+        Evidence(f"note-{i}", f"Walk {i} went along the river past the old mill.", score=1 - i / 9)
+        for i in range(1, 9)
+    ]
+    assembler.admit_turn(conv, Request("tell me", "t1", "ev-1"), None, evidence)
+    admitted = [i for i in conv.items if i.kind == "evidence"]
+    # The best first, as many as fit the share; the rest omitted, each recoverable.
+    assert 1 <= len(admitted) < len(evidence)
+    assert [i.source_ids[0] for i in admitted] == [e.id for e in evidence[: len(admitted)]]
+    assert sum(assembler.ledger.item_tokens(i) for i in admitted) <= share
+    left = [o for o in assembler.assemble(conv).envelope.omissions if o.lane == "evidence"]
+    assert len(left) == len(evidence) - len(admitted)
+    assert all("this turn's evidence share" in o.reason for o in left)
 
 
 def test_the_manifest_lists_admitted_items_and_unloaded_groups(tokenizer: Tokenizer) -> None:

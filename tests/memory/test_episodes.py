@@ -97,9 +97,12 @@ def test_recall_finds_an_earlier_conversation_and_never_the_one_asking(
             "You: My daughter Ines is allergic to kiwi.\nAnnie: Noted, no kiwi for Ines."
         )
         assert len(found[0].shows) == 2
-        # Asked from no session, the question itself is an episode like any other.
-        anywhere = recall(store, question, settings, lambda: embedder)
-        assert any(e.text.endswith(question) for e in anywhere)
+        # Asked again later, the same question is no evidence for itself either; what was
+        # said about Ines still is.
+        later = store.sessions.start()
+        again = recall(store, question, settings, lambda: embedder, session_id=later)
+        assert again and all(question not in e.text for e in again)
+        assert any("allergic to kiwi" in e.text for e in again)
 
 
 def test_imported_turns_keep_their_speaker_time_and_session(tmp_path: Path) -> None:
