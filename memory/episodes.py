@@ -180,7 +180,7 @@ class Episodes(Records):
         """Whether any note or episode exists besides that session's own episodes: recall has
         something to search (cheap: lets a turn skip loading an embedder)."""
         if not session_id:
-            return bool(self.store.all("SELECT 1 FROM notes LIMIT 1"))
+            return self.notes.any()
         rows = self.store.all(
             "SELECT 1 FROM notes WHERE session_n IS NULL OR session_n != ? LIMIT 1",
             (parse_id("sessions", session_id),),
