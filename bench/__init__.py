@@ -19,4 +19,5 @@ BENCHES = [
     "scorecard",
     "recall",
     "locomo",
+    "hwu64",
 ]

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "serve": "serve the voice page (default http://127.0.0.1:8765)",
     "chat": "talk with Annie in the terminal",
     "ask": "answer one question, or one per line from stdin",
+    "route": "show which stage would answer a text, and why (runs no model)",
     "tasks": "add, list and complete tasks",
     "reminders": "add, list and complete reminders",
     "notes": "add and list notes",

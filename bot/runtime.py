@@ -33,6 +33,8 @@ from context.conversation import Conversation, Prefix
 from context.ledger import Ledger
 
 if TYPE_CHECKING:
+    from memory.calendar import Calendar
+
     from bot.turn.events import Event
     from bot.turn.session import Session
     from context.intents import IntentIndex
@@ -90,6 +92,7 @@ class Runtime:
         # The chain's stages before the model; replay of a recorded trace keeps only the model.
         self.answer_stages = answer_stages
         self._intents: IntentIndex | None = None
+        self._calendar: Calendar | None = None
         self._sessions: list[Session] = []
         self._closed = False
         self._head_kept = False
@@ -177,11 +180,26 @@ class Runtime:
 
         store = None if store_error else self.store
         resolver = StateResolver(
-            store, self.settings, usage, store_error=store_error, intents=self.intents
+            store,
+            self.settings,
+            usage,
+            store_error=store_error,
+            intents=self.intents,
+            calendar=self.calendar,
         )
         # A yes runs the approved tool itself, with the stored parameters.
         run = approved_runner(self.registry, self.settings, store, lambda: self.embedder)
-        return AnswerChain(store, resolver, run, stages=list(self.answer_stages))
+        return AnswerChain.standard(store, resolver, run, self.answer_stages)
+
+    @property
+    def calendar(self) -> Calendar | None:
+        """The user's own calendar files (`[calendar] files`), read where they lie; None when
+        none are set. Files are parsed at the first question that reads them."""
+        if self._calendar is None and self.settings.calendar.files:
+            from memory.calendar import from_settings
+
+            self._calendar = from_settings(self.settings)
+        return self._calendar
 
     @property
     def intents(self) -> IntentIndex:

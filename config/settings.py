@@ -183,6 +183,17 @@ class SpeechSettings(_Section):
     written_words: int = Field(default=400, ge=1)
 
 
+class CalendarSettings(_Section):
+    # .ics files, or folders of them, that memory/calendar.py reads; read locally, never fetched.
+    files: list[str] = []
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _list_from_env(cls, value: Any) -> Any:
+        """An environment override is a string: `~/cal.ics`, `a.ics,b.ics` or `["a.ics"]`."""
+        return parse_list(value) if isinstance(value, str) else value
+
+
 class GpuTier(_Section):
     """One row of the card table: at least this much free VRAM gets this model and window."""
 
@@ -270,6 +281,7 @@ class Settings(BaseSettings):
     vad: VadSettings = VadSettings()
     tools: ToolSettings = ToolSettings()
     speech: SpeechSettings = SpeechSettings()
+    calendar: CalendarSettings = CalendarSettings()
     gpu: GpuSettings = GpuSettings()
 
     @property

@@ -140,7 +140,7 @@ list the countries in Europe | list your features | list three colours
 what should be on my packing list
 what are tasks in project management | how many tasks can I do at once | how do I prioritise tasks
 what is a task force | open task manager | what's your job | what do you do | what's my number plate
-I have a lot on my plate | clean your plate | remind me at five to call mum
+I have a lot on my plate | clean your plate
 set a reminder for tomorrow | cancel my reminder | snooze
 snooze for ten minutes | done | mark it done | I did it | move the dentist to Thursday
 reschedule my dentist appointment | schedule a call with Ana | put it on my calendar

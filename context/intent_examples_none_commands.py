@@ -61,7 +61,7 @@ I've got loads on today | I'm so busy this week | my list is huge | I have too m
 I'm behind on everything | I'm drowning in work | I'm waiting for a parcel
 I'm waiting for the kettle to boil | I'm stuck on level five | I'm so stuck with this essay
 I'm blocked creatively | I need to approve the kids' homework | I need to sign the permission slip
-I need to confirm the venue | I owe my mate a tenner | I'm free this afternoon | I'm off tomorrow
+I need to confirm the venue | I owe my mate a tenner | I'm off tomorrow
 it's my day off | I've got the day off tomorrow | today's been long | tomorrow's going to be busy
 this week has flown by | the weekend went fast | what a day | what a week | long day huh
 time for bed | I should go to bed | I'm going to sleep

@@ -30,7 +30,7 @@ what do you still need me to answer | anything you still need from me
 are there things only I can do | what can only I do | what's on my shoulders
 what's my responsibility right now | anything with my name on it | what's got my name on it
 what's assigned to me | what's been assigned to me | any jobs waiting for me | what jobs need me
-anything I'm holding up | am I holding things up | whats pendin on me | what's pending on mee
+am I holding things up | whats pendin on me | what's pending on mee
 wots waiting on me | is anything pending from my side | what's waiting for me to act
 anything awaiting action from me | what do I need to action | anything to action
 what needs me right now | what do I still have to deal with | is there something I need to do
@@ -145,7 +145,7 @@ list my open items | open items?
 what items are open | what's open | anything open | my todos
 what's on the to-do list today | what's left on my to-do list | read out my list
 read my list back to me | how long is my to-do list
-how many things are on my to-do list | how many open tasks have I got
+how many things are on my to-do list
 how many items are on my list | count my tasks | how many tasks | what jobs do I have
 what jobs have I got on | what jobs are on my list | have I got anything on my list
 is my list empty | is there anything on my list | anything on my to-do list | what's in my task list
@@ -371,7 +371,7 @@ how much more conversation can you fit | how many more tokens can you take
 how many tokens remain | how many tokens have we burned through
 how much context have we burned | how much context is used up | how much contacts is left
 how full is your con text | how's your memory looking
-are you running low on memory | running low on context? | low on memory? | how close to full are you
+are you running low on memory | running low on context? | low on memory?
 how close is your context to full | how close are we to the context limit
 how close are we to your memory limit | uh, how much room is left | so how's your memory
 is your head full yet

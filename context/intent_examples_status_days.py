@@ -64,7 +64,7 @@ have I missed anything today | what did I miss | anything I missed | what slippe
 what did I forget | did I forget anything today | anything I've forgotten
 anything I should remember today | what should I remember today | what should I remember tomorrow
 anything I need to remember this week | anything to remember | stuff to remember today
-what's next for today | what's next today | what's next on today | what's next up
+what's next for today | what's next today | what's next on today
 what's next in my day | what's next on the agenda | what's the next thing | next thing?
 what's the next appointment | when's my next thing today | next up? | where am I next
 anything on the agenda | agenda please | today's agenda | agenda for tomorrow | tomorrow's agenda
@@ -122,7 +122,7 @@ TIME = """
 I wonder what time it is | do you happen to know the time | remind me what time it is
 what time is it love | what time is it mate | what time do you reckon it is
 what's the time do you know | any idea what time it is | have you any idea of the time
-got any idea what the time is | do you know what the time is | tell me what the time is
+got any idea what the time is
 say the time | quick time check please | can I have the time | may I have the time | what's the hour
 which hour are we in | what's o'clock | is it ten yet | is it past ten | is it gone eleven
 has it gone midnight yet | is it after midnight | is it before noon | is it after noon
@@ -133,7 +133,7 @@ what's the tim | what's thee time | what times it | what time is et | what time 
 what tyme is it | what time is it rite now | what time we got
 what time are we at | where are we time wise | how's the time | how are we for time
 how are we doing for time | how am I doing for time | what time is it right this second
-the current time is what | tell me the current time | give me the current time | clock?
+tell me the current time | give me the current time | clock?
 what's the clock at | what's the clock | what's it say on the clock | what's the time here
 what time is it locally | local time? | is it three o'clock yet
 is it half six yet | is it quarter to yet | how many minutes past the hour

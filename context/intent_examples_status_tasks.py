@@ -86,7 +86,7 @@ anything I still need to resolve | what do I need to resolve | what needs resolv
 anything awaiting my input | anything awaiting my decision | anything awaiting a reply from me
 awaiting me? | on me? | anything on me | nothing on me right | am I clear | am I all clear
 am I clear for today | have I done everything I need to | is everything done on my end
-am I up to date | am I on top of everything | am I caught up | am I behind on anything
+am I up to date | am I on top of everything | am I caught up
 am I falling behind | am I on track | is there anything I'm late with | what am I late on
 am I late with anything | just curious is anything waiting on me
 I guess I should ask what's on me today | yeah so what needs me | yep anything on my side
@@ -337,7 +337,7 @@ what's slowing things down | what's slowing me down | what's slow | what's movin
 anything moving slowly | what's not going anywhere | what's going nowhere fast | what's not budging
 what won't budge | what's blocked at the minute | what's blocked rn | what's blocd | what's bloked
 whats blockd | what's stucked | what's stuk | what's blocked on my side
-what on my list is blocked
+
 which of my things are blocked | anything blocked this week | anything stuck this week
 anything new blocked | is anything blocked up on my tasks | what's got stuck | what's got held up
 what's become stuck | what's stuck and why | what's blocked and by who | what's blocked and by whom

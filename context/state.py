@@ -20,10 +20,15 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from memory.calendar import Calendar, CalendarError
+
+from context import lookup
 from context import state_answers as answers
+from context.clocks import date_phrase, time_in
+from context.normalize import normalize
 from context.spoken import count_words, join_spoken, spoken_date, spoken_time, spoken_when
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResult
 from context.state_rules import Intent, Match, Routed, route
@@ -68,6 +73,7 @@ class StateResolver:
         *,
         store_error: str = "",
         intents: IntentIndex | None = None,
+        calendar: Calendar | None = None,
     ) -> None:
         # `store` may be None when the file could not be opened; task answers then say so.
         # `intents` decides what the anchored rules do not place; without it they alone decide.
@@ -76,6 +82,8 @@ class StateResolver:
         self.context_usage = context_usage
         self.store_error = store_error
         self.intents = intents
+        # The user's own calendar (`memory.calendar`), read with tasks and reminders.
+        self.calendar = calendar
 
     def resolve(
         self,
@@ -104,7 +112,7 @@ class StateResolver:
         routed = route(text, extra, self.intents)
         if routed.match is None:
             return None, routed
-        result = self._render(routed.match, at, session_id)
+        result = self._render(routed.match, at, session_id, text)
         if result is None:
             return None, routed
         result.latency_ms = (time.perf_counter() - start) * 1000.0
@@ -112,8 +120,17 @@ class StateResolver:
 
     # --- dispatch -----------------------------------------------------------------------
 
-    def _render(self, found: Match, now: datetime, session_id: str | None) -> StateResult | None:
+    def _render(
+        self, found: Match, now: datetime, session_id: str | None, text: str
+    ) -> StateResult | None:
         intent = found.intent
+        if intent == "clock":
+            # A place no table knows is the model's: never the local time said as its time.
+            said = time_in(found.place, now)
+            return StateResult(said, "clock") if said is not None else None
+        if intent == "dates":
+            dated = date_phrase(normalize(text), now)
+            return StateResult(dated.text, "dates") if dated is not None else None
         if intent == "time":
             return StateResult(f"It's {spoken_time(now)}.", "time")
         if intent == "date":
@@ -139,9 +156,62 @@ class StateResolver:
             if intent == "remember":
                 floor = self.settings.context.evidence_min_similarity
                 return answers.remember_answer(self.store, found.subject, found.needs_notes, floor)
-            return answers.schedule_answer(self.store, found.day, now)
+            if intent == "timers":
+                reminders = self.store.reminders.open()
+                return lookup.timers_answer(reminders, found.item, found.alarms, now)
+            if intent == "find":
+                return self._find(found, now)
+            if intent == "agenda":
+                return self._agenda(date.fromisoformat(found.item), now)
+            return answers.schedule_answer(self.store, found.day, now, self._calendar_between)
         except (StoreError, sqlite3.Error):
             return StateResult(fallback, intent)
+        except CalendarError as exc:
+            # Never "nothing is scheduled" from a calendar that could not be read.
+            return StateResult(f"I can't read your calendar right now: {exc}", intent)
+
+    def _find(self, found: Match, now: datetime) -> StateResult | None:
+        assert self.store is not None
+        tasks = lookup.task_records(self.store.tasks.find())
+        reminders = lookup.reminder_records(self.store.reminders.open())
+        timed = [r for r in tasks if r.when] + reminders + self._events(now)
+        if found.within == "when":
+            day = "" if found.day == "upcoming" else found.day
+            return lookup.when_answer(found.item, day, timed, now, self._embed())
+        places = {"list": tasks, "reminders": reminders, "schedule": timed}
+        return lookup.membership_answer(found.item, found.within, places, now, self._embed())
+
+    def _agenda(self, day: date, now: datetime) -> StateResult:
+        """The schedule of one named day ("anything on my calendar for the 21st")."""
+        assert self.store is not None
+        start = now.replace(year=day.year, month=day.month, day=day.day, hour=0, minute=0,
+                            second=0, microsecond=0)  # fmt: skip
+        end = (start + timedelta(days=1, hours=12)).replace(hour=0)
+        label = "today" if day == now.date() else f"{day:%A}, {day:%B} {day.day}"
+        events = self._calendar_between(start, end)
+        return answers.window_answer(self.store, start, end, label, now, events)
+
+    def _calendar_between(self, start: datetime, end: datetime) -> list[answers.Event]:
+        """The calendar's events in [start, end); none without a calendar."""
+        if self.calendar is None:
+            return []
+        return [(e.id, e.title, e.start, e.all_day) for e in self.calendar.between(start, end)]
+
+    def _events(self, now: datetime) -> list[lookup.Record]:
+        """The calendar's events from a day back to a year ahead, to look one up by name."""
+        return [
+            lookup.Record(id, title, "event", start.isoformat())
+            for id, title, start, _ in self._calendar_between(
+                now - timedelta(days=1), now + timedelta(days=366)
+            )
+        ]
+
+    def _embed(self) -> lookup.Embed | None:
+        """The notes' embedding model, for matching an item by meaning; None when not loaded."""
+        model = self.intents.model() if self.intents is not None else None
+        if model is None:
+            return None
+        return lambda texts: model.embed(texts)
 
     def _context(self) -> StateResult:
         if self.context_usage is None:

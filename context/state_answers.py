@@ -10,6 +10,7 @@ the resolver turns it into "I can't read ..." so absence of data never becomes "
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -125,7 +126,7 @@ def _blocked_sentence(rows: list[TaskRow], count: int) -> str:
     return f"{count_words(count, 'task').capitalize()} {verb} blocked: {_titles(rows, count)}."
 
 
-def _window(day: Day, now: datetime) -> tuple[datetime, datetime, str]:
+def day_window(day: Day, now: datetime) -> tuple[datetime, datetime, str]:
     """[start, end) of the day asked about, and how to say it."""
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     # Days are stepped at noon, then cut back to midnight, so a daylight-saving change
@@ -137,29 +138,55 @@ def _window(day: Day, now: datetime) -> tuple[datetime, datetime, str]:
     return start, end, "this week" if day == "week" else day
 
 
-def schedule_answer(store: Store, day: Day, now: datetime) -> StateResult:
+# A calendar event as the schedule answers say it: id, title, start, all day or not.
+Event = tuple[str, str, datetime, bool]
+
+
+def schedule_answer(
+    store: Store, day: Day, now: datetime, events: Callable[[datetime, datetime], list[Event]]
+) -> StateResult:
     if day == "overdue":
         return overdue_answer(store, now)
     if day == "upcoming":
         return next_answer(store, now)
-    start, end, label = _window(day, now)
+    start, end, label = day_window(day, now)
+    return window_answer(store, start, end, label, now, events(start, end), dated=day == "week")
+
+
+def window_answer(
+    store: Store,
+    start: datetime,
+    end: datetime,
+    label: str,
+    now: datetime,
+    events: list[Event],
+    *,
+    dated: bool = False,
+) -> StateResult:
+    """What falls in [start, end): calendar events, reminders and tasks due, said for `label`
+    ("today", "on Friday, December 11"); `dated` says each one's day too."""
     reminders = store.reminders.between(start, end, limit=50)
     due = store.tasks.due_between(start, end, limit=50)
-    if not reminders and not due:
+    if not reminders and not due and not events:
         return StateResult(f"Nothing is scheduled for {label}.", "schedule")
+
+    def at(moment: datetime) -> str:
+        return spoken_when(moment.isoformat(), now) if dated else f"at {spoken_time(moment)}"
+
     parts: list[str] = []
-    if reminders:
+    if events:
         named = [
-            f"{r.text} "
-            + (
-                spoken_when(r.due, now)
-                if day == "week"
-                else f"at {spoken_time(from_iso(r.due).astimezone(now.tzinfo))}"
-            )
-            for r in reminders[:SPOKEN_ITEMS]
+            f"{title} {'all day' if all_day else at(begins.astimezone(now.tzinfo))}"
+            for _, title, begins, all_day in events[:SPOKEN_ITEMS]
         ]
         parts.append(
-            f"{label.capitalize()} you have {count_words(len(reminders), 'reminder')}: "
+            f"{label[:1].upper() + label[1:]} on your calendar: {join_spoken(named, len(events))}."
+        )
+    if reminders:
+        named = [f"{r.text} {at(from_iso(r.due).astimezone(now.tzinfo))}"
+                 for r in reminders[:SPOKEN_ITEMS]]  # fmt: skip
+        parts.append(
+            f"{label[:1].upper() + label[1:]} you have {count_words(len(reminders), 'reminder')}: "
             f"{join_spoken(named, len(reminders))}."
         )
     if due:
@@ -168,7 +195,11 @@ def schedule_answer(store: Store, day: Day, now: datetime) -> StateResult:
             f"{count_words(len(due), 'task').capitalize()} {verb} due {label}: "
             f"{_titles(due[:SPOKEN_ITEMS], len(due))}."
         )
-    sources = [r.id for r in reminders[:SPOKEN_ITEMS]] + [t.id for t in due[:SPOKEN_ITEMS]]
+    sources = (
+        [e[0] for e in events[:SPOKEN_ITEMS]]
+        + [r.id for r in reminders[:SPOKEN_ITEMS]]
+        + [t.id for t in due[:SPOKEN_ITEMS]]
+    )
     return StateResult(" ".join(parts), "schedule", sources)
 
 

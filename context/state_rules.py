@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from context.mood_rules import mood_question
 from context.normalize import normalize
+from context.state_arguments import argued, farewell
 from context.state_patterns import KEYWORDS, RULES
 from context.state_vocab import INTENTS, Intent, day_word
 
@@ -46,6 +47,27 @@ class Match:
     # "How am I feeling lately?": read back what the user said about their mood (`memory.mood`),
     # a question about the notes Annie keeps on the user, so it rides the "remember" intent.
     mood: bool = False
+    # Questions with an argument (`context.state_arguments`): the item looked up ("find",
+    # "timers"), where it is looked for ("list", "reminders", "schedule"; "" everywhere), the
+    # place whose clock is asked ("clock"), alarms asked for by that name ("timers").
+    item: str = ""
+    within: str = ""
+    place: str = ""
+    alarms: bool = False
+
+    def slots(self) -> dict[str, object]:
+        """The slots this question fills, by name (what `python -m bot route` shows)."""
+        out: dict[str, object] = {}
+        if self.intent in ("schedule", "find") and self.day != "upcoming":
+            out["day"] = self.day
+        for name in ("subject", "item", "within", "place"):
+            value = getattr(self, name)
+            if value:
+                out[name] = value
+        for flag in ("needs_notes", "mood", "alarms"):
+            if getattr(self, flag):
+                out[flag] = True
+        return out
 
 
 def candidates(core: str, extra: Iterable[Intent] = ()) -> list[Intent]:
@@ -109,6 +131,22 @@ def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None
         return Routed(None, "model")
     if mood_question(core):
         return Routed(Match("remember", mood=True), "rule")
+    if farewell(core):
+        return Routed(None, "elsewhere")
+    found = argued(core)
+    if found is not None:
+        day = _day(found.day) if found.day else "upcoming"
+        return Routed(
+            Match(
+                found.intent,
+                day,
+                item=found.item,
+                within=found.within,
+                place=found.place,
+                alarms=found.alarms,
+            ),
+            "rule",
+        )
     for intent in candidates(core, extra):
         for rule in RULES[intent]:
             m = rule.fullmatch(core)
@@ -145,9 +183,8 @@ def match(
     return route(text, extra, classifier).match
 
 
-def _found(intent: Intent, groups: dict[str, str | None], core: str) -> Match:
-    day_text = groups.get("day") or ""
-    day: Day = (
+def _day(day_text: str) -> Day:
+    return (
         "overdue"
         if day_text in ("overdue", "past due")
         else "tomorrow"
@@ -158,6 +195,10 @@ def _found(intent: Intent, groups: dict[str, str | None], core: str) -> Match:
         if day_text
         else "upcoming"
     )
+
+
+def _found(intent: Intent, groups: dict[str, str | None], core: str) -> Match:
+    day = _day(groups.get("day") or "")
     subject = (groups.get("subject") or "").strip()
     if intent != "remember":
         return Match(intent, day)

@@ -19,7 +19,20 @@ from typing import Literal, get_args
 
 # The status questions the state path answers.
 Intent = Literal[
-    "approvals", "pending", "list", "blocked", "schedule", "time", "date", "context", "remember"
+    "approvals",
+    "pending",
+    "list",
+    "blocked",
+    "schedule",
+    "time",
+    "date",
+    "context",
+    "remember",
+    "find",
+    "timers",
+    "clock",
+    "dates",
+    "agenda",
 ]
 INTENTS: tuple[Intent, ...] = get_args(Intent)
 

@@ -294,6 +294,7 @@ def report(settings: Settings) -> dict[str, Any]:
     }
     for role in ROLES:
         out[role] = check_role(role, settings)
+    out["calendar"] = calendar_check(settings)
     stt = out["stt"]
     if out["gpu"]["checked"] and stt.get("runs_on") != "cuda":
         out["gpu"]["ok"] = False
@@ -301,6 +302,28 @@ def report(settings: Settings) -> dict[str, Any]:
             ". Fix: pip install nvidia-cublas-cu12 (./start.sh does on a card)"
         )
     return out
+
+
+def calendar_check(settings: Settings) -> dict[str, Any]:
+    """The user's calendar files, parsed: a warning, not a failure, when one cannot be read
+    (the rest of the schedule still answers, and says it cannot read the calendar)."""
+    from memory.calendar import CalendarError, from_settings
+
+    calendar = from_settings(settings)
+    if calendar is None:
+        return {"ok": True, "configured": False}
+    try:
+        return {"ok": True, "configured": True, "summary": calendar.check()}
+    except CalendarError as exc:
+        return {"ok": False, "configured": True, "error": str(exc)}
+
+
+def _print_calendar(entry: dict[str, Any]) -> None:
+    if not entry["configured"]:
+        print("\n[ok  ] calendar\n  none set ([calendar] files in config.toml)")
+        return
+    print(f"\n[{'ok  ' if entry['ok'] else 'warn'}] calendar")
+    print(f"  {entry.get('summary') or entry.get('error')}")
 
 
 def _print_gpu(gpu: dict[str, Any], stt: dict[str, Any]) -> None:
@@ -350,6 +373,7 @@ def print_text(data: dict[str, Any]) -> None:
         if entry.get("error"):
             print(f"  error:  {entry['error']}")
     _print_gpu(data["gpu"], data["stt"])
+    _print_calendar(data["calendar"])
     print(f"\n[{'ok  ' if data['network']['ok'] else 'FAIL'}] network")
     print_exposure(data["network"])
 

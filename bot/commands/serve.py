@@ -13,6 +13,7 @@ import logging
 import signal
 import ssl
 import sys
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.server.guard import check_bind
     from bot.voice.prepared import FIXED_PHRASES
     from config import load_settings
+    from context import clocks
     from models import ModelError, load_stt, load_tts, load_turn_detector, load_vad
 
     server: dict[str, Any] = {}
@@ -97,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         print("no embedding model: recall is off and search_memory is lexical only")
     else:
         runtime.intents.warm()  # the state path's classifier, ready before the first turn
+    # The place table for "what time is it in Dallas" (two seconds to read), off the start.
+    threading.Thread(target=clocks.warm, name="clocks-warm", daemon=True).start()
     print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.label})")
 
     app = runtime_app(settings, engines, runtime)

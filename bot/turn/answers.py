@@ -9,22 +9,28 @@
 3. The state path: status questions answered from typed state (`context.state`).
 4. The model (`bot.turn.model_turn`), for everything else and after an approval.
 
-The first three answer without the model, in milliseconds. Every front end (the voice page,
-`chat`, `ask`, replay) decides through one `AnswerChain`, built by `Runtime.answer_chain` with
-the same stages loaded, so a question takes the same path wherever it is asked.
+The first three answer without the model, in milliseconds. Each is an `Answerer`: it answers
+(`answer`), says whether answering may change the store (`acts`), and says read only whether
+it would answer and why (`place`, what `python -m bot route` prints). Every front end (the
+voice page, `chat`, `ask`, replay) decides through one `AnswerChain`, built by
+`Runtime.answer_chain` with the same stages loaded, so a question takes the same path wherever
+it is asked.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from bot.tools.base import ToolOutput
+from bot.turn import reminder_commands
 from bot.turn.reminder_commands import may_be_command
 from bot.turn.reminder_commands import resolve as reminder_command
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
@@ -36,6 +42,8 @@ from models.base import ToolCall
 
 # Runs an approved call with its stored parameters; the event stops it (a barge-in).
 RunApproved = Callable[[ApprovalRow, asyncio.Event | None], Awaitable[ToolOutput]]
+# The stages before the model, in the order they are tried.
+STAGES = ("reminder", "approval", "state")
 
 
 @dataclass
@@ -76,66 +84,98 @@ def declined(approval: ApprovalRow) -> ToolOutput:
     )
 
 
+@dataclass(frozen=True)
+class Placed:
+    """Which stage would answer a text, and why, as `python -m bot route` shows it: read only,
+    no model run, nothing changed. `confidence` is the classifier's probability where it
+    decided, None where a rule did."""
+
+    text: str
+    stage: str  # "reminder" | "approval" | "state" | "model"
+    intent: str | None = None
+    slots: dict[str, object] = field(default_factory=dict)
+    confidence: float | None = None
+    why: str = ""
+
+    def to_json(self) -> str:
+        out = {k: v for k, v in asdict(self).items() if k != "why"}
+        return json.dumps(out | {"why": self.why}, ensure_ascii=False)
+
+
+class Answerer(Protocol):
+    """One stage of the chain: answers a text without the model, or passes (None)."""
+
+    name: str
+
+    def acts(self, text: str) -> bool:
+        """Whether answering `text` may change the store (nothing is prepared ahead for it)."""
+        ...
+
+    async def answer(
+        self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
+    ) -> Decision | None: ...
+
+    def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
+        """Whether this stage would answer `text`, read only."""
+        ...
+
+
 @dataclass
-class AnswerChain:
-    """The stages before the model, in order; `decide` returns the first that answers."""
+class ReminderCommands:
+    """Reminder commands acting on the reminder just said ("snooze it", "done", timers)."""
 
     store: Store | None
-    resolver: StateResolver | None
-    run_approved: RunApproved
-    stages: list[str] = field(default_factory=lambda: ["reminder", "approval", "state"])
+    name: str = "reminder"
 
-    async def decide(
-        self,
-        text: str,
-        session_id: str,
-        *,
-        cancel: asyncio.Event | None = None,
-        now: datetime | None = None,
-    ) -> Decision:
-        for stage in self.stages:
-            if stage == "reminder":
-                found = await self._reminder(text, session_id)
-            elif stage == "approval":
-                found = await self._approval(text, session_id, cancel, now)
-            else:
-                found = await self._state(text, session_id, now)
-            if found is not None:
-                return found
-        return TO_MODEL
+    def acts(self, text: str) -> bool:
+        return may_be_command(text)
 
-    def may_act(self, text: str) -> bool:
-        """`text` may be a reminder command or a yes or no to an approval: stages that change
-        the store, so nothing is ever prepared for them ahead of the turn."""
-        if "reminder" in self.stages and may_be_command(text):
-            return True
-        return "approval" in self.stages and approvals.confirmation(text) is not None
-
-    async def preview(
-        self, text: str, session_id: str, *, now: datetime | None = None
-    ) -> StateResult | None:
-        """The state path's answer to `text`, read only, for an answer prepared while the
-        user pauses; None where it does not answer or an earlier stage may act (`may_act`)."""
-        if "state" not in self.stages or self.may_act(text):
-            return None
-        found = await self._state(text, session_id, now)
-        return found.result if isinstance(found, Answered) else None
-
-    async def _reminder(self, text: str, session_id: str) -> Decision | None:
+    async def answer(
+        self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
+    ) -> Decision | None:
         if self.store is None:
             return None
         result = reminder_command(text, self.store, session_id)
-        return Answered("reminder", result) if result is not None else None
+        return Answered(self.name, result) if result is not None else None
 
-    async def _state(self, text: str, session_id: str, now: datetime | None) -> Decision | None:
-        if self.resolver is None:
+    def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
+        if self.store is None:
             return None
-        # In a worker thread: an embedded question costs milliseconds of encoder time, and
-        # other sessions' audio and turns go on meanwhile. The store is shared under its lock.
-        result = await asyncio.to_thread(self.resolver.resolve, text, now, session_id=session_id)
-        return Answered("state", result) if result is not None else None
+        found = reminder_commands.place(text, self.store, session_id)
+        if found is None:
+            return None
+        kind, slots = found
+        return Placed(text, self.name, kind, slots, why="reminder command")
 
-    async def _approval(
+
+@dataclass
+class Approvals:
+    """A yes or no to the tool call this conversation is waiting on."""
+
+    store: Store | None
+    run_approved: RunApproved
+    name: str = "approval"
+
+    def acts(self, text: str) -> bool:
+        return approvals.confirmation(text) is not None
+
+    def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
+        decision = approvals.confirmation(text)
+        if decision is None:
+            return None
+        if self.store is not None:
+            at = (now or datetime.now()).astimezone()
+            try:
+                waiting = bool(
+                    self.store.approvals.latest_open(session_id) or self.store.approvals.pending(at)
+                )
+            except (StoreError, sqlite3.Error):
+                waiting = True  # answered "I can't read the approvals" by this stage
+            if not waiting:
+                return None
+        return Placed(text, self.name, decision, why="a reply to a waiting approval")
+
+    async def answer(
         self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
     ) -> Decision | None:
         decision = approvals.confirmation(text)
@@ -144,18 +184,18 @@ class AnswerChain:
         started = time.perf_counter()
         if self.store is None:
             # Without the ledger there is nothing to confirm; saying "done" would be a lie.
-            return Answered("approval", StateResult(CANT_READ_APPROVALS, "approval"))
+            return Answered(self.name, StateResult(CANT_READ_APPROVALS, "approval"))
         at = (now or datetime.now()).astimezone()
         try:
             taken = approvals.take(self.store.approvals, decision, session_id, at)
         except (StoreError, sqlite3.Error):
-            return Answered("approval", StateResult(CANT_READ_APPROVALS, "approval"))
+            return Answered(self.name, StateResult(CANT_READ_APPROVALS, "approval"))
         if taken is None:
             return None  # nothing is waiting anywhere: an ordinary reply, for the model
         if isinstance(taken, approvals.Outcome):
             result = StateResult(taken.text, "approval", taken.sources)
             result.latency_ms = (time.perf_counter() - started) * 1000.0
-            return Answered("approval", result)
+            return Answered(self.name, result)
         call = ToolCall(taken.tool, dict(taken.params), id=f"call_{taken.id}")
         if taken.status == "declined":
             output = declined(taken)
@@ -171,3 +211,112 @@ class AnswerChain:
             standing=decision == "yes" and approvals.standing(text),
             latency_ms=(time.perf_counter() - started) * 1000.0,
         )
+
+
+@dataclass
+class StatePath:
+    """Status questions answered from typed state (`context.state`)."""
+
+    resolver: StateResolver
+    name: str = "state"
+
+    def acts(self, text: str) -> bool:
+        return False
+
+    async def answer(
+        self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
+    ) -> Decision | None:
+        # In a worker thread: an embedded question costs milliseconds of encoder time, and
+        # other sessions' audio and turns go on meanwhile. The store is shared under its lock.
+        result = await asyncio.to_thread(self.resolver.resolve, text, now, session_id=session_id)
+        return Answered(self.name, result) if result is not None else None
+
+    def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
+        result, routed = self.resolver.resolve_routed(text, now, session_id=session_id)
+        verdict = routed.verdict
+        confidence = None if verdict is None else round(verdict.probability, 4)
+        if result is None or routed.match is None:
+            why = routed.how if verdict is None or not verdict.why else verdict.why
+            if routed.match is not None:
+                why = "nothing in the records answers it"
+            return Placed(text, "model", None, {}, confidence, why)
+        match = routed.match
+        return Placed(
+            text,
+            self.name,
+            result.intent,
+            match.slots(),
+            confidence if routed.how == "classifier" else None,
+            routed.how,
+        )
+
+
+@dataclass
+class AnswerChain:
+    """The answerers before the model, in order; `decide` returns the first that answers."""
+
+    answerers: list[Answerer]
+
+    @classmethod
+    def standard(
+        cls,
+        store: Store | None,
+        resolver: StateResolver | None,
+        run_approved: RunApproved,
+        stages: Sequence[str] = STAGES,
+    ) -> AnswerChain:
+        """The chain with the named stages, in the fixed order of `STAGES`."""
+        made: dict[str, Answerer] = {
+            "reminder": ReminderCommands(store),
+            "approval": Approvals(store, run_approved),
+        }
+        if resolver is not None:
+            made["state"] = StatePath(resolver)
+        return cls([made[name] for name in STAGES if name in stages and name in made])
+
+    @property
+    def resolver(self) -> StateResolver | None:
+        for answerer in self.answerers:
+            if isinstance(answerer, StatePath):
+                return answerer.resolver
+        return None
+
+    async def decide(
+        self,
+        text: str,
+        session_id: str,
+        *,
+        cancel: asyncio.Event | None = None,
+        now: datetime | None = None,
+    ) -> Decision:
+        for answerer in self.answerers:
+            found = await answerer.answer(text, session_id, cancel, now)
+            if found is not None:
+                return found
+        return TO_MODEL
+
+    def place(self, text: str, session_id: str = "", *, now: datetime | None = None) -> Placed:
+        """Which stage would answer `text`, and why; read only (`python -m bot route`)."""
+        last: Placed | None = None
+        for answerer in self.answerers:
+            found = answerer.place(text, session_id, now)
+            if found is not None and found.stage != "model":
+                return found
+            last = found or last
+        return last or Placed(text, "model", why="no stage answers it")
+
+    def may_act(self, text: str) -> bool:
+        """`text` may be a reminder command or a yes or no to an approval: stages that change
+        the store, so nothing is ever prepared for them ahead of the turn."""
+        return any(answerer.acts(text) for answerer in self.answerers)
+
+    async def preview(
+        self, text: str, session_id: str, *, now: datetime | None = None
+    ) -> StateResult | None:
+        """The state path's answer to `text`, read only, for an answer prepared while the
+        user pauses; None where it does not answer or an earlier stage may act (`may_act`)."""
+        state = next((a for a in self.answerers if isinstance(a, StatePath)), None)
+        if state is None or self.may_act(text):
+            return None
+        found = await state.answer(text, session_id, None, now)
+        return found.result if isinstance(found, Answered) else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.turn.reminders import clock_time
@@ -147,48 +148,85 @@ def resolve(text: str, store: Store, session_id: str) -> StateResult | None:
     return result
 
 
-def _resolve(said: str, store: Store, session_id: str) -> StateResult | None:
+@dataclass(frozen=True)
+class Command:
+    """A reminder command read from the words, before anything acts on it."""
+
+    kind: str  # "timer" | "snooze" | "remind" | "done" | "cancel"
+    seconds: float = 0.0
+    what: str = ""
+
+
+def parse(said: str) -> Command | None:
+    """The command normalized `said` gives, or None (not one, or a duration not understood)."""
     timer = _TIMER.match(said) or _TIMER_SHORT.match(said)
     if timer is not None:
         rest, _, label = timer.group("rest").partition(" called ")
         seconds = parse_duration(rest)
-        if seconds is None:
-            return None
-        rid = store.reminders.add_timer(seconds, label)
-        return _answer(f"Timer set for {spoken_duration(seconds)}.", rid)
+        return Command("timer", seconds, label) if seconds is not None else None
     snooze = _SNOOZE.match(said)
     if snooze is not None:
         rest = snooze.group("rest")
         seconds = parse_duration(rest) if rest else DEFAULT_SNOOZE_MIN * 60
-        if seconds is None:
-            return None
-        target = store.reminders.last_announced(session_id)
-        if target is None:
-            return _answer("There's no reminder to snooze right now.")
-        row = store.reminders.snooze(target.id, seconds / 60)
-        return _answer(
-            f"Snoozed for {spoken_duration(seconds)}: {row.text}. "
-            f"I'll say it again at {clock_time(row.due)}.",
-            row.id,
-        )
+        return Command("snooze", seconds) if seconds is not None else None
     remind = _REMIND_IN.match(said) or _REMIND_TO.match(said)
     if remind is not None:
         seconds = parse_duration(remind.group("dur"))
-        if seconds is None:
-            return None  # "remind me to ... in March": a date, for the model
-        what = remind.group("what").strip()
-        rid = store.reminders.add(what, utc_now() + timedelta(seconds=seconds))
-        return _answer(f"I'll remind you in {spoken_duration(seconds)}: {what}.", rid)
+        # None: "remind me to ... in March" is a date, for the model.
+        return Command("remind", seconds, remind.group("what").strip()) if seconds else None
     if _DONE.match(said):
+        return Command("done")
+    cancel = _CANCEL.match(said) or _CANCEL_NAMED.match(said)
+    if cancel is not None:
+        return Command("cancel", what=(cancel.group("what") or "").strip())
+    return None
+
+
+def place(text: str, store: Store, session_id: str) -> tuple[str, dict[str, object]] | None:
+    """The command `resolve` would act on, and its slots, read only; None where it would not
+    answer (not a command, or a bare "done" with no reminder just said)."""
+    command = parse(normalize(text))
+    if command is None:
+        return None
+    if command.kind == "done" and store.reminders.last_announced(session_id) is None:
+        return None
+    slots: dict[str, object] = {}
+    if command.seconds:
+        slots["seconds"] = command.seconds
+    if command.what:
+        slots["what"] = command.what
+    return command.kind, slots
+
+
+def _resolve(said: str, store: Store, session_id: str) -> StateResult | None:
+    command = parse(said)
+    if command is None:
+        return None
+    if command.kind == "timer":
+        rid = store.reminders.add_timer(command.seconds, command.what)
+        return _answer(f"Timer set for {spoken_duration(command.seconds)}.", rid)
+    if command.kind == "snooze":
+        target = store.reminders.last_announced(session_id)
+        if target is None:
+            return _answer("There's no reminder to snooze right now.")
+        row = store.reminders.snooze(target.id, command.seconds / 60)
+        return _answer(
+            f"Snoozed for {spoken_duration(command.seconds)}: {row.text}. "
+            f"I'll say it again at {clock_time(row.due)}.",
+            row.id,
+        )
+    if command.kind == "remind":
+        rid = store.reminders.add(command.what, utc_now() + timedelta(seconds=command.seconds))
+        return _answer(
+            f"I'll remind you in {spoken_duration(command.seconds)}: {command.what}.", rid
+        )
+    if command.kind == "done":
         target = store.reminders.last_announced(session_id)
         if target is None:
             return None  # "done" with nothing just said: not ours to guess
         row = store.reminders.done(target.id)
         return _answer(f"Marked done: {row.text}.", row.id)
-    cancel = _CANCEL.match(said) or _CANCEL_NAMED.match(said)
-    if cancel is not None:
-        return _cancel(cancel.group("what") or "", store, session_id)
-    return None
+    return _cancel(command.what, store, session_id)
 
 
 def _cancel(what: str, store: Store, session_id: str) -> StateResult:

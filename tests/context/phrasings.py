@@ -74,8 +74,6 @@ NEAR_MISSES = [
     "Tell me about tasks in project management",
     "What is pending in the law?",
     "What time does the store close?",
-    "What time is it in Tokyo?",
-    "What's the date of the meeting with the landlord?",
     "What day is the concert?",
     "How full is the moon tonight?",
     "How big is the context window of GPT-4?",
@@ -119,5 +117,4 @@ NEAR_MISSES = [
     "Is the rent due tomorrow?",
     "What is due on the invoice?",
     "Is there anything pending on the server?",
-    "What's the time in London?",
 ]

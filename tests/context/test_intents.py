@@ -38,12 +38,14 @@ def test_what_points_elsewhere_goes_to_the_model_without_an_embedding(
         "remind me what time it is every hour": "elsewhere",
         # A word only near misses use, a name, or two words no example uses.
         "is there anything pending on the server?": "model",
-        "What time is it in Lisbon?": "model",
         "what tasks should a project manager delegate?": "model",
     }
     for text, how in expected.items():
         result, routed = resolver.resolve_routed(text, NOW)
         assert result is None and routed.how == how, text
+    # The clock somewhere else carries its place as an argument: a rule reads it.
+    lisbon = resolver.resolve("What time is it in Lisbon?", NOW)
+    assert lisbon is not None and lisbon.intent == "clock"
     assert index.embeddings == before
     # Status words only: the classifier is asked, and a real near miss stays the model's.
     result, routed = resolver.resolve_routed("what are you up to", NOW)
@@ -139,14 +141,18 @@ def test_a_blind_set_is_read_in_the_labelled_sets_form(tmp_path: Path) -> None:
 
 
 def test_the_examples_are_many_and_apart_from_the_labelled_set() -> None:
-    labelled = {normalize(i.text) for i in status_set.load()}
+    def words(text: str) -> str:
+        # The same words in another order, or with other punctuation, are the same text.
+        return " ".join(sorted(normalize(text).split()))
+
+    labelled = {words(i.text) for i in status_set.load()}
     for blind in sorted(BLIND.glob("round*.tsv")):
-        labelled |= {normalize(i.text) for i in status_set.load_file(blind)}
+        labelled |= {words(i.text) for i in status_set.load_file(blind)}
     for label, texts in EXAMPLES.items():
         assert len(texts) >= (400 if label == "none" else 50), label
         assert len(set(map(normalize, texts))) > 0.9 * len(texts), label
         # Written from what each intent means, never copied from the set that measures it.
-        copied = [t for t in texts if normalize(t) in labelled]
+        copied = [t for t in texts if words(t) in labelled]
         assert copied == [], label
 
 

@@ -122,7 +122,7 @@ async def test_a_gated_web_tool_only_asks(
 def chain(store: Store, settings: Settings) -> AnswerChain:
     """The answerers before the model, able to run approved calls with the shipped tools."""
     run = approved_runner(ToolRegistry([*memory_tools(), *web_tools()]), settings, store)
-    return AnswerChain(store, StateResolver(store, settings), run)
+    return AnswerChain.standard(store, StateResolver(store, settings), run)
 
 
 async def test_delete_asks_then_yes_runs_exactly_the_stored_parameters_once(

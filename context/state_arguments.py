@@ -1,0 +1,407 @@
+"""Status questions that carry an argument: an item looked up in the records, a running
+timer, the clock in another place, a date counted from today.
+
+"Is laundry on my list", "when is my meeting with Ann", "how long is left on the pasta timer",
+"what time is it in Dallas", "what's the date in five days": each names the thing it asks
+about, so each is read by an anchored pattern that captures the argument as a slot
+(`context.state_rules` tries these before the argument-free rules). The argument is what the
+answer is about; the answers themselves are in `context.lookup` and `context.clocks`. A
+sentence that only looks like one of these ("is milk on my shopping list": Annie keeps one
+to-do list, not a shopping list) matches no pattern and is the model's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from context.clocks import date_phrase, day_named, zones_for
+from context.state_vocab import Intent
+
+# Where an item may be looked for: the one to-do list, the reminders, the schedule.
+_LIST = r"(?:todo list|todo|todos|task list|tasks|list|list of things todo)"
+_REMINDERS = r"(?:reminders?|reminder list|list of reminders|alarms?|timers?)"
+_SCHEDULE = r"(?:schedule|calendar|agenda|diary|plans?)"
+_WHERE = (
+    rf"(?:on|in|to|into|onto) (?:my|the|our) (?:(?P<list>{_LIST})|(?P<reminders>{_REMINDERS})"
+    rf"|(?P<schedule>{_SCHEDULE}))"
+)
+# The item: a few words, never a bare pronoun or a word that asks ("anything", "what").
+_ITEM = (
+    r"(?P<item>(?!(?:it|that|this|anything|something|everything|what|there|any)(?: |$))"
+    r"[a-z0-9][a-z0-9 ]{0,60}?)"
+)
+_DAY = r"(?: (?P<day>today|tomorrow|tonight|this week|this morning|this afternoon|this evening))?"
+_KIND = r"(?:task|item|reminder|todo|entry|thing|note|event|appointment|meeting)s?"
+_NAMED = r"(?:called|named|about|for|to|that says|saying|with|titled|labell?ed)"
+
+MEMBERSHIP = [
+    re.compile(rf"(?:is|are) {_ITEM} (?:still )?{_WHERE}{_DAY}"),
+    re.compile(rf"(?:is|are) there {_ITEM} {_WHERE}{_DAY}"),
+    re.compile(
+        rf"(?:did|have) i (?:already )?(?:put|add|added|write|written|include|included|save"
+        rf"|saved|set|jot|jotted|get|got) {_ITEM}(?: down)? {_WHERE}"
+    ),
+    re.compile(
+        rf"(?:do i have|have i got|is there|are there|i have|you have|do you have|have you got)"
+        rf" (?:a |an |any |the )?{_KIND} {_NAMED} {_ITEM}(?: {_WHERE})?{_DAY}"
+    ),
+    re.compile(rf"(?:do i have|have i got|do you have) {_ITEM} {_WHERE}{_DAY}"),
+    re.compile(rf"(?:is|are) {_ITEM} (?:one of|among) my (?:tasks|todos|reminders)"),
+]
+# An event looked up in the schedule by what it is: "when is my meeting with Ann", "what time
+# is the dentist appointment", "is the meeting with Lisa today". The item must name an event
+# of the user's ("my ...", or "the" and an event word), so "when is the super bowl" is not one.
+_EVENT = (
+    r"(?:meeting|appointment|appt|call|interview|session|class|lesson|dinner|lunch|breakfast"
+    r"|party|flight|visit|checkup|check up|practice|rehearsal|date|reservation|booking"
+    r"|deadline|review|standup|stand up|sync|catch up|catchup|event|trip|shift|exam|test)"
+)
+_OWN_EVENT = (
+    rf"(?P<item>(?:my|our) [a-z0-9 ]{{1,50}}?|the (?:[a-z0-9]+ ){{0,3}}{_EVENT}"
+    rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?|(?:a|an|any) (?:[a-z0-9]+ ){{0,2}}{_EVENT}"
+    rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?)"
+)
+LOOKUP = [
+    re.compile(
+        rf"(?:when|what time|what day|which day|at what time) (?:is|are|was) {_OWN_EVENT}"
+        rf"(?: (?:scheduled|set|booked|planned|due|happening))?(?: for)?{_DAY}"
+    ),
+    re.compile(
+        rf"(?:is|are) {_OWN_EVENT} (?:still )?(?:on |scheduled |set |booked )?(?:for )?"
+        rf"(?P<day>today|tomorrow|tonight|this week)"
+    ),
+    re.compile(rf"(?:do i have|have i got|is there) {_OWN_EVENT}{_DAY}"),
+    re.compile(rf"(?:what is )?the (?:date|day|time) (?:of|for) {_OWN_EVENT}{_DAY}"),
+]
+# The schedule of one named day: "anything on my calendar for the 21st", "what do I have on
+# Friday", "what's on the agenda for March 8th". The day must be a weekday or a date
+# (`context.clocks.day_named`); today, tomorrow and this week are the schedule rules' own.
+AGENDA = [
+    re.compile(
+        rf"(?:what is|what have i got|what do i have|do i have anything|have i got anything"
+        rf"|is there anything|anything|what is happening|what is going on|what is planned"
+        rf"|am i free|am i busy|is my (?:{_SCHEDULE}) (?:free|clear|busy))"
+        rf"(?: (?:on|in) (?:my|the) (?:{_SCHEDULE}))?(?: (?:for|on))? (?P<when>[a-z0-9 ]+)"
+    ),
+    re.compile(r"(?:what does|how does) (?:my )?(?P<when>[a-z0-9 ]+?) look like"),
+    re.compile(rf"(?:my |the )?(?:{_SCHEDULE}) (?:for|on) (?P<when>[a-z0-9 ]+)"),
+]
+# The schedule asked about in any words: a sentence about the user's meetings, appointments or
+# events that reads rather than changes ("list out my meetings today", "do I have a dentist
+# appointment on Monday", "show me my events"). A weekday or a date in it narrows it to that
+# day; "today", "tomorrow" and "this week" are the schedule's own day words.
+_EVENTS = re.compile(
+    r"\b(?:meetings?|appointments?|appts?|events?|calendar|schedule|schedules|agenda|plans?"
+    r"|parties|get togethers?|engagements?|commitments?|bookings?|reservations?|scheduled"
+    r"|planned|booked)\b"
+)
+_EVENT_CHANGE = re.compile(
+    r"\b(?:add|set up|setup|book|cancel|cancelled|delete|remove|move|reschedule|rescheduled"
+    r"|create|put|invite|accept|decline|make|clear|block|change|update|edit|send|share|sync"
+    r"|postpone|push|organi[sz]e|arrange|prepare|should|would you|how do|how to|why|define"
+    r"|meaning|around me|around here|near me|nearby|in town|in the city|happening around|best"
+    r"|app|apps|application|software|tool|recommend|tips|ideas?|history|invented|kind of"
+    r"|type of|word|spell|translate|mean|you|your|remind|forget|notif\w*|erase|updated|local"
+    r"|area|town|city|location|hometown|neighbou?rhood|close by|venue|near|around|celebrity"
+    r"|news|latest|tickets?|train|cab|meetups?|public|concerts?|festivals?|in [a-z]+ city"
+    r"|deleted|erased|games?|shows|(?:a|the) show|exhibits?|rail|station|bus|transit|ferry"
+    r"|tv|channel)\b"
+)
+_SCHEDULE_READ = re.compile(
+    r"^(?:what|which|when|where|who|how many|how soon|is|are|am|do|does|did|have|has|any"
+    r"|anything|if|whether|about|my|all|next|upcoming|show|list|list out|read|open|pull up"
+    r"|search|tell|give|let me|see|review|check|confirm)\b"
+)
+_WEEK_WORDS = re.compile(
+    r"\b(?P<day>today|tonight|tomorrow|this week|this morning|this afternoon|this evening)\b"
+)
+_ON_DAY = re.compile(
+    r"\b(?:(?:this|next|coming|on|for) )?(?P<weekday>monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday)\b|\b(?P<date>(?:january|february|march|april|may|june|july|august"
+    r"|september|october|november|december) (?:the )?[a-z0-9]+(?: [a-z]+)?|(?:the )?[a-z0-9]+"
+    r" of (?:january|february|march|april|may|june|july|august|september|october|november"
+    r"|december))\b"
+)
+
+
+# Words only a person's own schedule uses: with them, "my" may go unsaid.
+_PERSONAL = re.compile(
+    r"\b(?:meetings?|meting|appointments?|appts?|schedule|scheduled|agenda|calendar|planned"
+    r"|booked)\b"
+)
+_USER_DAY = re.compile(
+    r"\b(?:today|tonight|tomorrow|this (?:week|weekend|morning|afternoon|evening)|upcoming"
+    r"|coming up|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+)
+_OF_ANOTHER = re.compile(r"\b(?:of|at|for|in) (?:the|a|an) (?!day\b|week\b|weekend\b|morning\b)")
+_OWN = re.compile(r"\b(?:my|i|me|mine|our|we|i am|am i)\b")
+_WHEN_ONE = re.compile(r"\b(?:when|what time|what date|what day|the date of|the time of)\b")
+
+
+def _schedule_read(core: str) -> Argued | None:
+    """A schedule read in free words, or None."""
+    asked = _ASKING.sub("", core)
+    if not _EVENTS.search(core) or _EVENT_CHANGE.search(core):
+        return None
+    # When one event is: a lookup by name (`LOOKUP`), never the whole schedule read out.
+    if _WHEN_ONE.search(core) and _ON_DAY.search(core) is None:
+        return None
+    if asked == core and not _SCHEDULE_READ.match(core):
+        return None
+    # The user's own schedule, said so: "any events this weekend" may be the town's.
+    # Without "my", only a word of a person's own schedule and a day of theirs will do
+    # ("what are meetings scheduled for today"); "the schedule of the Tour de France", "what's
+    # a lunar calendar" and "what calendar do the Chinese use" are about the world.
+    if _OWN.search(core) is None and (
+        _PERSONAL.search(core) is None
+        or _USER_DAY.search(core) is None
+        or _OF_ANOTHER.search(core) is not None
+    ):
+        return None
+    today = _now().date()
+    # A date before a weekday: "saturday march twenty fifth" is the date's day.
+    on = next((m for m in _ON_DAY.finditer(core) if m.group("date")), None) or _ON_DAY.search(core)
+    if on is not None:
+        phrase = on.group("date") or on.group("weekday")
+        words = phrase.split()
+        # "march twenty fifth two thousand ..." reads as far as it names a day.
+        for cut in range(len(words), 0, -1):
+            day = day_named(" ".join(words[:cut]), today)
+            if day is not None:
+                return Argued("agenda", item=day.isoformat())
+        return None  # a day named that is not one: not this rule's to guess
+    found = _WEEK_WORDS.search(core)
+    return Argued("schedule", day=found.group("day") if found else "")
+
+
+# The to-do list asked for in few words: "open my list", "pull up list", "to do list for
+# today please". Annie keeps one list, so a bare "list" is it (other lists: `OTHER_LIST`).
+LIST_READ = re.compile(
+    r"(?:open|pull up|bring up|show|find|display|read|recite|speak|give|provide the contents of"
+    r"|what is on|what s on|whats on)?(?: me)? ?(?:my |the |your )?(?:todo )?list"
+    r"(?: for today| for to day| right now| please| now)*"
+)
+
+
+# Running timers and how long is left: "how long's left on the timer", "is my pasta timer
+# still running", "what timers do I have". Alarms set through Annie are reminders.
+TIMERS = [
+    re.compile(
+        r"how (?:long|much time|many minutes|many seconds) (?:is |do i have )?(?:left|remaining)"
+        r"(?: on| for| in)? (?:my|the|our) (?:(?P<item>[a-z]+(?: [a-z]+)?) )?timers?"
+    ),
+    re.compile(
+        r"how (?:long|much time|many minutes) (?:until|till|til|before|unt) (?:my|the|our) "
+        r"(?:(?P<item>[a-z]+(?: [a-z]+)?) )?timers? (?:goes off|go off|is done|ends|rings"
+        r"|runs out|finishes|is up|dings)"
+    ),
+    re.compile(
+        r"(?:is|are) (?:my|the|our) (?:(?P<item>[a-z]+(?: [a-z]+)?) )?timers? (?:still )?"
+        r"(?:running|going|on|set|ticking|active)"
+    ),
+    re.compile(
+        r"(?:what|which|any|are there any|do i have any|do i have a|is there a|is there any) "
+        r"timers?(?: (?:do i have|have i got|are|is))?(?: (?:still )?(?:running|set|going|on"
+        r"|active))?"
+    ),
+    re.compile(r"(?:check|show|show me|list) (?:my|the) timers?|(?:my|the) timers?"),
+    re.compile(r"time left on (?:my|the) (?:(?P<item>[a-z]+) )?timer"),
+]
+ALARMS = [
+    re.compile(
+        r"(?:what|which|any|are there any|do i have any|list|show|show me|read|tell me) "
+        r"(?:my |the |all my |all )?alarms?(?: (?:do i have|have i got|are|is))?"
+        r"(?: (?:set|on|running|for (?:today|tomorrow|the morning)))?"
+    ),
+    re.compile(r"(?:when|what time) (?:is|will) my (?:next )?alarm(?: set for| go off| for)?"),
+    re.compile(r"(?:do i have|have i got|is there) an alarm(?: set)?(?: for)?(?: \w+){0,3}"),
+]
+# The clock somewhere else. "In" must lead to a place: "what time is it in the morning" is
+# not one, and a place no table knows goes to the model (`context.clocks`).
+CLOCK = [
+    re.compile(
+        r"(?:what|what is the|what is the current|what is the local|the|current|local) time"
+        r"(?: is it)?(?: right now| now| currently)? (?:in|at|over in|down in|out in|up in) "
+        r"(?P<place>[a-z][a-z ]{1,40})"
+    ),
+    re.compile(
+        r"what time is it (?:right now |now |currently )?(?:in|over in) "
+        r"(?P<place>[a-z][a-z ]{1,40})"
+    ),
+    re.compile(r"time (?:in|at) (?P<place>[a-z][a-z ]{1,40})"),
+    re.compile(r"what is the time (?:difference )?(?:in|at) (?P<place>[a-z][a-z ]{1,40})"),
+    re.compile(r"what time do they have in (?P<place>[a-z][a-z ]{1,40})"),
+]
+# The clock asked in fewer words, once a request's opening ("give me", "tell me") is off:
+# "the time in london", "new york time", "current time new york", "boston s current time".
+_TIME_WORDS = r"(?:the )?(?:current |local |exact |present |actual )?(?:time|date|time and date)"
+LOOSE_CLOCK = [
+    re.compile(
+        rf"(?:what is |what s |what will be |what )?{_TIME_WORDS}(?: of day)?"
+        r"(?: is it| it is| is| now| right now| currently)*"
+        r" (?:in|at|for|of|over in|on) (?P<place>[a-z][a-z .]{1,40}?)"
+        r"(?: now| right now| currently| at the moment| today| please)?"
+    ),
+    re.compile(
+        r"(?:what is |what s )?(?:the )?(?:current )?(?P<place>(?!(?:what|the|is|it|your|my|a|an"
+        r"|this|that|any|some|every|next|last|first|same|free|spare|bed|lunch|dinner|tea|break"
+        r"|play|screen|quality|family|prime|half|full|part|real|run|down|up|over|standard)\b)"
+        r"[a-z][a-z .]{1,30}?)(?: s)? (?:current |local )?(?:time|date)(?: now| right now)?"
+    ),
+    re.compile(rf"{_TIME_WORDS} (?P<place>[a-z][a-z .]{{1,30}}?)"),
+    re.compile(r"what time is it (?P<place>eastern|central|mountain|pacific)(?: time)?"),
+]
+# A request's opening that only says "tell me"; the alarm and clock rules read what follows.
+_ASKING = re.compile(
+    r"^(?:(?:hey|ok|okay|olly|so|just|now|please|kindly) )*"
+    r"(?:(?:can|could|would|will) you (?:please )?|please )?"
+    r"(?:tell me|show me|give me|let me know|let me see|i want to know|i would like to know"
+    r"|would like to know|i want to see|i need to know|may i know|can i know|do you know"
+    r"|find out|find|check|confirm|review|report|mention|read me|read out|read|list|display"
+    r"|provide|see|look up|pull up|bring up|how me|show|i want|i need|i would like)"
+    r"(?: (?:about|if|whether|for me|me|to me|out|please|all|of))*(?: |$)"
+)
+# Alarms asked about in any words ("please list active alarms", "when does my alarm go off"),
+# unless the sentence sets, changes or stops one.
+_ALARM = re.compile(r"\b(?:alarms?|wake ?up (?:time|call)s?|waking up)\b")
+# Words that change an alarm, anywhere in the sentence: such a sentence is never a read.
+_ALARM_CHANGE = re.compile(
+    r"\b(?:set up|setup|reset|add|create|make|put|schedule|cancel|delete|remove|removed|clear"
+    r"|turn|switch|stop|disable|enable|snooze|change|move|edit|update|wake me|shut|silence"
+    r"|silenced|dismiss|new|modify|adjust|activate|deactivate|unset|erase|get rid|forget"
+    r"|take away|take off|do not want|dont want|no longer|do not need|fix|place|arrange|ring"
+    r"|repeat|alarm me|need an?|want an?|define|meaning|how do|how does|how to|why|to set"
+    r"|deleted|erased)\b|^(?:please )?wake me"
+    r"|(?<!did i )(?<!have i )(?<!did you )(?<!have you )\bset (?:an?|another) (?:new )?alarm"
+)
+# A read: a question, or a request to be told, or the alarms named ("my alarms").
+_ALARM_READ = re.compile(
+    r"^(?:what|which|when|how many|how much|is|are|do|does|did|have|has|had|any|am|at what"
+    r"|if|whether|about|my|all|next|the|upcoming|active|current|alarm status|alarms)\b"
+)
+_NOT_PLACE = re.compile(
+    r"^(?:the )?(?:morning|afternoon|evening|night|day|future|past|meantime|meanwhile"
+    r"|general|total|minutes?|hours?|seconds?|a row|my (?:day|week))\b"
+)
+# Goodbyes and thanks close a conversation: never a status question, whatever the classifier
+# makes of a short "later" or "signing off".
+FAREWELL = re.compile(
+    r"(?:(?:ok|okay|alright|right) )?(?:bye|bye bye|goodbye|good bye|good night|goodnight"
+    r"|see you|see ya|see you later|later|laters|catch you later|talk to you later|talk later"
+    r"|ttyl|signing off|i am signing off|i am off|i am out|i am done for (?:today|the day|now)"
+    r"|that is all|that is it|that will be all|nothing else|thanks|thank you|cheers|peace out"
+    r"|take care|have a good (?:one|day|night))(?: (?:annie|for now|then|bye))*"
+)
+
+
+# Replies, not questions: any choice is fine ("anything is ok with me"), or check what was just
+# said ("please confirm what I just said"): the conversation's, never a status read.
+REPLY = re.compile(
+    r"(?:(?:any ?one|anything|whatever|either|either one|any of them|both|whichever)"
+    r"(?: of them| one)? (?:is|are|will be|would be|sounds?|works?|seems?)"
+    r"(?: (?:fine|ok|okay|good|great|alright|cool|perfect|with|for|to|by|me|olly|annie"
+    r"|totally|really|just|all|right|also)){0,5}"
+    r"|(?:i )?(?:have|got) no idea(?: \w+){0,6}|i do not (?:care|mind)(?: \w+){0,4})"
+    r"|(?:\w+ ){0,6}(?:confirm|check|repeat)(?: and (?:confirm|check|repeat))? (?:the )?"
+    r"(?:what (?:i|you) (?:just |last )?said|details?|the last thing (?:i|you) said"
+    r"|last thing (?:i|you) said|what just said|what last said)(?: \w+){0,2}"
+)
+# Lists Annie does not keep: she keeps one to-do list, so "my shopping list", "my playlists"
+# and "what lists do I have" are the model's to answer (it can say what she keeps).
+OTHER_LIST = re.compile(
+    r"\b(?:(?:shopping|grocery|groceries|play|wish|reading|packing|guest|gift|movie|bucket"
+    r"|contacts?|music|song|work|office|party|christmas|birthday|holiday|book|film|watch)"
+    r" lists?|playlists?|lists)\b"
+)
+
+
+@dataclass(frozen=True)
+class Argued:
+    """What an argument-bearing question asks: its intent and slots."""
+
+    intent: Intent  # "find" | "timers" | "clock" | "dates" | "agenda" | "schedule" | "list"
+    item: str = ""
+    # "list" | "reminders" | "schedule" | "" (everywhere): asked whether it is there;
+    # "when": asked when it is ("when is my meeting with Ann").
+    within: str = ""
+    day: str = ""  # "agenda": the ISO date asked about is `item`
+    place: str = ""
+    alarms: bool = False
+
+
+def argued(core: str) -> Argued | None:
+    """The argument-bearing status question normalized `core` asks, or None."""
+    if LIST_READ.fullmatch(core) is not None:
+        return Argued("list")
+    for rule in TIMERS:
+        m = rule.fullmatch(core)
+        if m is not None:
+            return Argued("timers", item=_clean(m.groupdict().get("item") or ""))
+    for rule in ALARMS:
+        if rule.fullmatch(core) is not None:
+            return Argued("timers", alarms=True)
+    asked = _ASKING.sub("", core)
+    if (
+        _ALARM.search(core)
+        and not _ALARM_CHANGE.search(core)
+        and (asked != core or _ALARM_READ.match(core))
+    ):
+        return Argued("timers", alarms=True)
+    for rule in CLOCK:
+        m = rule.fullmatch(core)
+        if m is not None and _NOT_PLACE.match(m.group("place")) is None:
+            return Argued("clock", place=m.group("place").strip())
+    for rule in LOOSE_CLOCK:
+        m = rule.fullmatch(asked)
+        # Fewer words, so the place must be one the table knows (its first read loads it).
+        place = m.group("place") if m is not None else ""
+        if place and _NOT_PLACE.match(place) is None and zones_for(place, _now()):
+            return Argued("clock", place=place.strip())
+    for rule in MEMBERSHIP:
+        m = rule.fullmatch(core)
+        if m is not None:
+            groups = m.groupdict()
+            within = next((k for k in ("list", "reminders", "schedule") if groups.get(k)), "")
+            item = _clean(groups["item"])
+            if item:
+                return Argued("find", item=item, within=within, day=groups.get("day") or "")
+    for rule in LOOKUP:
+        m = rule.fullmatch(core)
+        if m is not None:
+            item = _clean(m.group("item"))
+            if item:
+                return Argued("find", item=item, within="when", day=m.group("day") or "")
+    today = _now().date()
+    for rule in AGENDA:
+        m = rule.fullmatch(core)
+        if m is not None:
+            on = day_named(m.group("when"), today)
+            if on is not None:
+                return Argued("agenda", item=on.isoformat())
+    if date_phrase(core, _now()) is not None:
+        return Argued("dates")
+    return _schedule_read(core)
+
+
+def _now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def farewell(core: str) -> bool:
+    """Whether normalized `core` is a goodbye, a thanks or a reply, or asks about a list Annie
+    does not keep: the conversation's, never a status read."""
+    return (
+        FAREWELL.fullmatch(core) is not None
+        or REPLY.fullmatch(core) is not None
+        or (OTHER_LIST.search(core) is not None and "todo" not in core)
+    )
+
+
+_LEADING = re.compile(r"^(?:(?:my|our|the|a|an|any|some|called|named|item|task) )+")
+
+
+def _clean(item: str) -> str:
+    """The item as it would be written: articles and possessives off the front."""
+    return _LEADING.sub("", item.strip()).strip()

@@ -1,0 +1,95 @@
+"""Other clocks and dates counted from today, on the real place table and IANA zones."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from context.clocks import date_phrase, time_in, zones_for
+from context.normalize import normalize
+
+# A Friday morning in London, in winter: New York is five hours behind, Tokyo nine ahead.
+NOW = datetime(2026, 12, 4, 9, 5, tzinfo=ZoneInfo("Europe/London"))
+SUMMER = datetime(2026, 7, 3, 9, 5, tzinfo=ZoneInfo("Europe/London"))
+
+
+@pytest.mark.parametrize(
+    ("place", "said"),
+    [
+        ("dallas", "In Dallas it's 3:05 AM."),
+        ("new york", "In New York it's 4:05 AM."),
+        ("tokyo", "In Tokyo it's 6:05 PM."),
+        ("paris", "In Paris it's 10:05 AM."),
+        ("dallas texas", "In Dallas it's 3:05 AM."),
+        ("india", "In India it's 2:35 PM."),
+        ("est", "In EST it's 4:05 AM."),
+    ],
+)
+def test_the_time_in_a_place_is_its_own_zone(place: str, said: str) -> None:
+    assert time_in(place, NOW) == said
+
+
+def test_summer_time_is_the_place_s_own() -> None:
+    # London and New York both move their clocks; Phoenix never does.
+    assert time_in("new york", SUMMER) == "In New York it's 4:05 AM."
+    assert time_in("phoenix", SUMMER) == "In Phoenix it's 1:05 AM."
+
+
+def test_a_day_over_the_line_is_named() -> None:
+    late = datetime(2026, 12, 4, 22, 0, tzinfo=ZoneInfo("Europe/London"))
+    said = time_in("tokyo", late)
+    assert said is not None and said.endswith("Saturday.")
+
+
+def test_an_area_across_zones_is_never_one_of_them() -> None:
+    said = time_in("the us", NOW)
+    assert said is not None and said.startswith("It spans time zones")
+    assert "New York City it's 4:05 AM" in said and "Los Angeles it's 1:05 AM" in said
+    assert len(zones_for("united states", NOW)) == 3
+
+
+def test_a_place_the_table_does_not_know_is_the_model_s() -> None:
+    assert time_in("narnia", NOW) is None
+    assert time_in("the moon", NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "day"),
+    [
+        ("What's the date in 5 days?", "It will be Wednesday, December 9.", date(2026, 12, 9)),
+        ("what day will it be in two weeks", "It will be Friday, December 18.", date(2026, 12, 18)),
+        ("what date was it 10 days ago", "It was Tuesday, November 24.", date(2026, 11, 24)),
+        ("what's the date 3 days from now", "It will be Monday, December 7.", date(2026, 12, 7)),
+        ("what is tomorrow's date", "Tomorrow will be Saturday, December 5.", date(2026, 12, 5)),
+        ("what day was it yesterday", "Yesterday was Thursday, December 3.", date(2026, 12, 3)),
+        ("what date is next friday", "That will be Friday, December 11.", date(2026, 12, 11)),
+        ("what day is the 31st", "That will be Thursday, December 31.", date(2026, 12, 31)),
+        ("how many days until the 25th", "21 days until Friday, December 25.", date(2026, 12, 25)),
+        ("is it the 14th today or the 15th", "No, today is Friday, December 4.", date(2026, 12, 4)),
+        ("is it the 4th today", "Yes, today is Friday, December 4.", date(2026, 12, 4)),
+        ("what day of the week is january 3rd", "That will be Sunday, January 3, 2027.", None),
+    ],
+)
+def test_dates_counted_from_today(question: str, answer: str, day: date | None) -> None:
+    found = date_phrase(normalize(question), NOW)
+    assert found is not None, question
+    assert found.text == answer
+    if day is not None:
+        assert found.when == day
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what's the date",  # the plain date is the "date" intent's
+        "what day is it",
+        "what day is christmas",  # a holiday is knowledge, not arithmetic
+        "what is the date of the battle of hastings",
+        "what day is february 30th",  # no such day: never a made-up answer
+        "how many days are in a year",
+    ],
+)
+def test_not_a_date_counted_from_today(question: str) -> None:
+    assert date_phrase(normalize(question), NOW) is None

@@ -1,0 +1,205 @@
+"""Status questions that carry an argument, answered from a real store: membership, lookup,
+timers, other clocks and dates counted from today; goodbyes never taken as status reads."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from config import Settings
+from context.normalize import normalize
+from context.state import StateResolver
+from context.state_arguments import argued, farewell
+from context.state_rules import route
+from memory.calendar import Calendar
+from memory.store import Store
+
+
+def _now() -> datetime:
+    # Timers count from the real clock (`add_timer`), so these answers are read at it too.
+    return datetime.now().astimezone()
+
+
+def _resolver(store: Store, settings: Settings) -> StateResolver:
+    return StateResolver(store, settings, lambda: (1, 2))
+
+
+@pytest.fixture
+def seeded(store: Store) -> Store:
+    now = _now()
+    store.tasks.add("do the laundry")
+    store.tasks.add("book the dentist", due=now + timedelta(days=2))
+    store.tasks.add("pay the gas bill", status="done")
+    store.reminders.add("call mom", now + timedelta(hours=3))
+    store.reminders.add("meeting with Ann", now + timedelta(days=1))
+    return store
+
+
+@pytest.mark.parametrize(
+    ("question", "starts", "holds"),
+    [
+        ("is laundry on my to-do list", "Yes", '"do the laundry" is on your list'),
+        ("did I put the laundry on my list?", "Yes", '"do the laundry"'),
+        ("Is there an item called dentist on my list", "Yes", "due"),
+        ("is milk on my todo list", "No", "milk isn't on your list"),
+        ("is the gas bill still on my list", '"pay the gas bill"', "it is done"),
+        ("do I have call mom in my reminders", "Yes", '"call mom" is in your reminders'),
+        ("is the dentist in my reminders", "Not in your reminders", "book the dentist"),
+    ],
+)
+def test_membership_is_said_with_the_record_s_own_words(
+    seeded: Store, settings: Settings, question: str, starts: str, holds: str
+) -> None:
+    result = _resolver(seeded, settings).resolve(question, now=_now())
+    assert result is not None, question
+    assert result.intent == "find"
+    assert result.text.startswith(starts) and holds in result.text, result.text
+
+
+def test_a_yes_names_the_records_it_read(seeded: Store, settings: Settings) -> None:
+    result = _resolver(seeded, settings).resolve("is laundry on my list", now=_now())
+    assert result is not None
+    laundry = [t.id for t in seeded.tasks.find() if t.title == "do the laundry"]
+    assert result.sources == laundry
+
+
+def test_when_is_my_event(seeded: Store, settings: Settings) -> None:
+    resolver = _resolver(seeded, settings)
+    result = resolver.resolve("when is my meeting with Ann", now=_now())
+    assert result is not None and result.intent == "find"
+    assert result.text.startswith("Meeting with Ann, tomorrow at"), result.text
+    asked = resolver.resolve("is the meeting with Ann today", now=_now())
+    assert asked is not None and asked.text.startswith("Not today: meeting with Ann, tomorrow")
+
+
+def test_when_is_something_no_record_holds_says_where_it_looked(
+    seeded: Store, settings: Settings
+) -> None:
+    # Never a bare "no": the answer names the records it read.
+    result = _resolver(seeded, settings).resolve("when is my flight to Rome", now=_now())
+    assert result is not None and result.intent == "find"
+    assert result.text == "I don't see a flight to rome in your schedule, reminders or tasks."
+
+
+def test_timers_and_what_is_left_on_them(store: Store, settings: Settings) -> None:
+    resolver = _resolver(store, settings)
+    none = resolver.resolve("is my timer still running", now=_now())
+    assert none is not None and none.text == "No timer is running."
+    store.reminders.add_timer(600, "pasta")
+    store.reminders.add_timer(3600, "bread")
+    pasta = resolver.resolve("how long is left on the pasta timer?", now=_now())
+    assert pasta is not None and pasta.intent == "timers"
+    assert "left on the" in pasta.text and "pasta" in pasta.text and "bread" not in pasta.text
+    both = resolver.resolve("what timers do I have", now=_now())
+    assert both is not None and "pasta" in both.text and "bread" in both.text
+    eggs = resolver.resolve("how long is left on the eggs timer", now=_now())
+    assert eggs is not None and eggs.text.startswith("No eggs timer is running")
+
+
+def test_alarms_are_the_reminders_to_come(seeded: Store, settings: Settings) -> None:
+    result = _resolver(seeded, settings).resolve("what alarms do I have", now=_now())
+    assert result is not None and result.intent == "timers"
+    assert "call mom" in result.text and "meeting with Ann" in result.text
+
+
+def test_the_clock_in_another_place(store: Store, settings: Settings) -> None:
+    resolver = _resolver(store, settings)
+    tokyo = resolver.resolve("What time is it in Tokyo right now?")
+    assert tokyo is not None and tokyo.intent == "clock"
+    assert tokyo.text.startswith("In Tokyo it's")
+    # A place no table knows is the model's, never the local time said as its time.
+    assert resolver.resolve("what time is it in narnia") is None
+
+
+def test_dates_counted_from_today(store: Store, settings: Settings) -> None:
+    result = _resolver(store, settings).resolve("what's the date in 5 days")
+    assert result is not None and result.intent == "dates"
+    assert result.text.startswith("It will be ")
+
+
+@pytest.mark.parametrize(
+    "text", ["bye", "later", "signing off", "ok thanks Annie", "talk to you later", "good night"]
+)
+def test_goodbyes_are_never_status_reads(store: Store, settings: Settings, text: str) -> None:
+    core = normalize(text)
+    assert farewell(core) or not core  # normalizing may leave nothing of a thanks
+    assert route(text).match is None
+    assert _resolver(store, settings).resolve(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is milk on my shopping list",  # Annie keeps one to-do list, not a shopping list
+        "when is the super bowl",
+        "what time is it in the morning in spain when it's noon here",
+        "is it on my list",  # no item named
+        "add laundry to my list",  # a change, not a read
+    ],
+)
+def test_look_alikes_carry_no_argument(text: str) -> None:
+    found = argued(normalize(text))
+    assert found is None or found.intent not in ("find", "clock"), found
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("please list active alarms", "timers"),
+        ("when does my alarm go off", "timers"),
+        ("set an alarm for six am", None),
+        ("olly cancel all my alarms", None),
+        ("how do alarms work", None),
+        ("give me the time in london", "clock"),
+        ("new york time", "clock"),
+        ("what is the current central time", "clock"),
+        ("what is the time", "time"),  # the local clock, not another place's
+        ("lunch time", None),
+        ("list out my meetings today", "schedule"),
+        ("show me my events", "schedule"),
+        ("do i have a dentist appointment on monday", "agenda"),
+        ("any events in my town this weekend", None),  # the town's events, not the user's
+        ("what is the best calendar app", None),
+        ("open my list", "list"),
+        ("what lists do i have", None),  # Annie keeps one list; the model says so
+        ("anything is ok with me", None),
+        ("could you confirm what i just said", None),
+    ],
+)
+def test_requests_in_their_own_words(text: str, intent: str | None) -> None:
+    match = route(text).match
+    assert (match.intent if match else None) == intent, text
+
+
+def test_a_day_s_agenda_reads_the_calendar_with_the_records(
+    store: Store, settings: Settings, tmp_path: Path
+) -> None:
+    now = _now()
+    day = now.date() + timedelta(days=2)
+    ics = tmp_path / "home.ics"
+    ics.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
+        f"BEGIN:VEVENT\r\nUID:dentist@t\r\nSUMMARY:Dentist\r\nDTSTART:{day:%Y%m%d}T100000\r\n"
+        f"DTEND:{day:%Y%m%d}T110000\r\nEND:VEVENT\r\n"
+        f"BEGIN:VEVENT\r\nUID:book@t\r\nSUMMARY:Book club\r\nDTSTART;VALUE=DATE:{day:%Y%m%d}\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    resolver = StateResolver(store, settings, calendar=Calendar([ics]))
+    result = resolver.resolve(f"anything on my calendar for {day:%A}", now=now)
+    assert result is not None and result.intent == "schedule"
+    assert result.text.startswith(f"{day:%A}, {day:%B} {day.day} on your calendar:")
+    assert "Dentist at 10 AM" in result.text and "Book club all day" in result.text
+    assert set(result.sources) == {"book@t", "dentist@t"}
+    when = resolver.resolve("when is my dentist appointment", now=now)
+    assert when is not None and when.text.startswith("Dentist, ")
+
+
+def test_a_calendar_that_cannot_be_read_is_said_never_nothing(
+    store: Store, settings: Settings, tmp_path: Path
+) -> None:
+    resolver = StateResolver(store, settings, calendar=Calendar([tmp_path / "gone.ics"]))
+    result = resolver.resolve("what's on my calendar for friday", now=_now())
+    assert result is not None and result.text.startswith("I can't read your calendar right now")
+    assert "gone.ics" in result.text
