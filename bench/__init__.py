@@ -20,4 +20,5 @@ BENCHES = [
     "recall",
     "locomo",
     "hwu64",
+    "calendar",
 ]

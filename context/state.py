@@ -23,8 +23,6 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from memory.calendar import Calendar, CalendarError
-
 from context import lookup
 from context import state_answers as answers
 from context.clocks import date_phrase, time_in
@@ -32,6 +30,7 @@ from context.normalize import normalize
 from context.spoken import count_words, join_spoken, spoken_date, spoken_time, spoken_when
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResult
 from context.state_rules import Intent, Match, Routed, route
+from memory.calendar import Calendar, CalendarError
 from memory.db import StoreError
 
 if TYPE_CHECKING:
@@ -174,7 +173,7 @@ class StateResolver:
         assert self.store is not None
         tasks = lookup.task_records(self.store.tasks.find())
         reminders = lookup.reminder_records(self.store.reminders.open())
-        timed = [r for r in tasks if r.when] + reminders + self._events(now)
+        timed = [r for r in tasks if r.when] + reminders + self._events(found.item, now)
         if found.within == "when":
             day = "" if found.day == "upcoming" else found.day
             return lookup.when_answer(found.item, day, timed, now, self._embed())
@@ -197,14 +196,18 @@ class StateResolver:
             return []
         return [(e.id, e.title, e.start, e.all_day) for e in self.calendar.between(start, end)]
 
-    def _events(self, now: datetime) -> list[lookup.Record]:
-        """The calendar's events from a day back to a year ahead, to look one up by name."""
-        return [
-            lookup.Record(id, title, "event", start.isoformat())
-            for id, title, start, _ in self._calendar_between(
-                now - timedelta(days=1), now + timedelta(days=366)
-            )
-        ]
+    def _events(self, item: str, now: datetime) -> list[lookup.Record]:
+        """The next instances of the calendar events whose titles match `item`: titles are
+        matched first (cheap), so only those events' recurrences are expanded."""
+        if self.calendar is None:
+            return []
+        titles = [lookup.Record(t, t, "event") for t in self.calendar.titles()]
+        found = lookup.find(item, titles, self._embed())
+        wanted = {r.title for r in found.exact or found.close}
+        if not wanted:
+            return []
+        events = self.calendar.next_of(wanted, now - timedelta(days=1), limit=lookup.SPOKEN_ITEMS)
+        return [lookup.Record(e.id, e.title, "event", e.start.isoformat()) for e in events]
 
     def _embed(self) -> lookup.Embed | None:
         """The notes' embedding model, for matching an item by meaning; None when not loaded."""

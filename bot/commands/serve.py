@@ -16,14 +16,31 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from bot.runtime import Runtime
     from config import Settings
 
 HELP = "serve the voice page and its WebRTC endpoint (default http://127.0.0.1:8765)"
+
+
+def _warm_lookups(runtime: Runtime) -> None:
+    from context import clocks
+    from memory.calendar import CalendarError
+
+    clocks.warm()
+    calendar = runtime.calendar
+    if calendar is not None:
+        now = datetime.now().astimezone()
+        try:
+            calendar.between(now, now + timedelta(days=1))
+        except CalendarError as exc:
+            # The state path says it cannot read the calendar when asked; doctor says why.
+            print(f"warning: {exc}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +65,6 @@ def run(args: argparse.Namespace) -> int:
     from bot.server.guard import check_bind
     from bot.voice.prepared import FIXED_PHRASES
     from config import load_settings
-    from context import clocks
     from models import ModelError, load_stt, load_tts, load_turn_detector, load_vad
 
     server: dict[str, Any] = {}
@@ -99,8 +115,9 @@ def run(args: argparse.Namespace) -> int:
         print("no embedding model: recall is off and search_memory is lexical only")
     else:
         runtime.intents.warm()  # the state path's classifier, ready before the first turn
-    # The place table for "what time is it in Dallas" (two seconds to read), off the start.
-    threading.Thread(target=clocks.warm, name="clocks-warm", daemon=True).start()
+    # The place table for "what time is it in Dallas" (two seconds to read) and the calendar's
+    # files with their recurrences expanded (seconds for a large one), read off the start.
+    threading.Thread(target=_warm_lookups, args=(runtime,), name="warm", daemon=True).start()
     print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.label})")
 
     app = runtime_app(settings, engines, runtime)

@@ -203,3 +203,24 @@ def test_a_calendar_that_cannot_be_read_is_said_never_nothing(
     result = resolver.resolve("what's on my calendar for friday", now=_now())
     assert result is not None and result.text.startswith("I can't read your calendar right now")
     assert "gone.ics" in result.text
+
+
+def test_when_is_a_recurring_event_names_its_next_instance(
+    store: Store, settings: Settings, tmp_path: Path
+) -> None:
+    now = _now()
+    first = now.date() - timedelta(days=20)
+    ics = tmp_path / "choir.ics"
+    ics.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:choir@t\r\n"
+        f"SUMMARY:Choir practice\r\nDTSTART:{first:%Y%m%d}T190000\r\n"
+        f"DTEND:{first:%Y%m%d}T203000\r\nRRULE:FREQ=WEEKLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    resolver = StateResolver(store, settings, calendar=Calendar([ics]))
+    result = resolver.resolve("when is my choir practice", now=now)
+    assert result is not None and result.intent == "find"
+    assert result.text.startswith("Choir practice, ") and "at 7 PM" in result.text
+    # The next instance: at most a week ahead, never one of the past ones.
+    assert result.sources and result.sources[0].startswith("choir@t#")
+    when = datetime.fromisoformat(result.sources[0].split("#", 1)[1])
+    assert now - timedelta(days=1) < when.astimezone() < now + timedelta(days=8)
