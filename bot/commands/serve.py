@@ -13,7 +13,6 @@ import logging
 import signal
 import ssl
 import sys
-import threading
 import time
 from collections.abc import Callable, Coroutine
 from datetime import datetime, timedelta
@@ -28,7 +27,8 @@ if TYPE_CHECKING:
 HELP = "serve the voice page and its WebRTC endpoint (default http://127.0.0.1:8765)"
 
 
-def _warm_lookups(runtime: Runtime) -> None:
+def warm_lookups(runtime: Runtime) -> None:
+    """Read the state path's place table and the user's calendar now."""
     from context import clocks
     from memory.calendar import CalendarError
 
@@ -39,7 +39,7 @@ def _warm_lookups(runtime: Runtime) -> None:
         try:
             calendar.between(now, now + timedelta(days=1))
         except CalendarError as exc:
-            # The state path says it cannot read the calendar when asked; doctor says why.
+            # Answers that need it say they cannot read it; `doctor` says why.
             print(f"warning: {exc}")
 
 
@@ -116,8 +116,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         runtime.intents.warm()  # the state path's classifier, ready before the first turn
     # The place table for "what time is it in Dallas" (two seconds to read) and the calendar's
-    # files with their recurrences expanded (seconds for a large one), read off the start.
-    threading.Thread(target=_warm_lookups, args=(runtime,), name="warm", daemon=True).start()
+    # recurrences (seconds for a large one): read before the first turn, never during one.
+    warm_lookups(runtime)
     print(f"engines ready in {time.perf_counter() - t0:.1f}s (model: {llm.label})")
 
     app = runtime_app(settings, engines, runtime)
