@@ -107,7 +107,9 @@ _EVENT_CHANGE = re.compile(
     r"|area|town|city|location|hometown|neighbou?rhood|close by|venue|near|around|celebrity"
     r"|news|latest|tickets?|train|cab|meetups?|public|concerts?|festivals?|in [a-z]+ city"
     r"|deleted|erased|games?|shows|(?:a|the) show|exhibits?|rail|station|bus|transit|ferry"
-    r"|tv|channel)\b"
+    r"|tv|channel|planning|to plan|plan (?:my|a|an|the|our|for|out|it|this|that))\b"
+    # Wanting to do something is not asking what is: "I want to plan my sister's birthday".
+    r"|^(?:i|we) (?:want|need|would like|have|am going|are going|plan|hope) to (?!know|see|hear)"
 )
 _SCHEDULE_READ = re.compile(
     r"^(?:what|which|when|where|who|how many|how soon|is|are|am|do|does|did|have|has|any"
