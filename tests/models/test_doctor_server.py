@@ -100,6 +100,7 @@ def _report(llm: dict[str, object]) -> dict[str, object]:
     data: dict[str, object] = {"versions": {}, "device": "cpu", "home": "/tmp/annie"}
     data["gpu"] = {"checked": False}  # off CUDA: not checked
     data["network"] = exposure(load_settings())  # loopback only, over plain HTTP
+    data["calendar"] = {"ok": True, "configured": False}
     data.update({role: {"ok": True} for role in ROLES})
     data["llm"] = llm
     return data
