@@ -33,11 +33,10 @@ from context.conversation import Conversation, Prefix
 from context.ledger import Ledger
 
 if TYPE_CHECKING:
-    from memory.calendar import Calendar
-
     from bot.turn.events import Event
     from bot.turn.session import Session
     from context.intents import IntentIndex
+    from memory.calendar import Calendar
     from memory.rows import ReminderRow
     from memory.store import Store
     from models.base import LLM, CallStats, Embedder, Tokenizer
