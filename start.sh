@@ -162,8 +162,8 @@ if [ "$MODE" = "test" ]; then
     shift
     TIER=(-m "not slow")
   fi
-  step "ruff check";        "$VENV/bin/ruff" check . || fail "ruff check" "fix the lint errors above";              done_step
-  step "ruff format check"; "$VENV/bin/ruff" format --check . || fail "ruff format" "run .venv/bin/ruff format .";    done_step
+  step "ruff check";        "$VENV/bin/ruff" check --no-cache . || fail "ruff check" "fix the lint errors above";              done_step
+  step "ruff format check"; "$VENV/bin/ruff" format --no-cache --check . || fail "ruff format" "run .venv/bin/ruff format .";    done_step
   step "mypy";              "$VENV/bin/mypy" || fail "mypy" "fix the type errors above";                             done_step
   # The slowest tests are listed after every run, so the suite's time can be watched.
   step "pytest";            "$PY" -m pytest -q --durations=25 "${TIER[@]}" "$@" || fail "pytest" "see the failing tests above"; done_step

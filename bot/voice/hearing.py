@@ -33,7 +33,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiortc import MediaStreamTrack
@@ -118,8 +118,10 @@ class Hearing:
         self._judging: asyncio.Task[None] | None = None
         # A pause whose speculative transcript reads mid-sentence: only its length ends it.
         self._held: tuple[int, int] | None = None
-        # The pause the detector called finished (its turn ends as its transcript is in).
+        # The pause the detector called finished (its turn ends as its transcript is in), and
+        # the stream time of that verdict.
         self._finished: tuple[int, int] | None = None
+        self._verdict_ms = 0.0
         # Utterances heard but not yet handed on as a turn (being transcribed).
         self.pending = 0
 
@@ -210,6 +212,11 @@ class Hearing:
         the turn then waited for its transcript's words: the wait after it counts as
         transcription, not endpointing."""
         key = (self._utterance_gen, event.pause)
+        if event.rule == "silence limit" and self._finished == key and self._held != key:
+            # The detector had called this pause finished and its words were still being
+            # transcribed (a slow machine): the turn ended on the detector's word.
+            event = replace(event, rule="detector")
+            verdict_ms = self._verdict_ms
         self._utterance_gen += 1
         speculation, self._speculation = self._speculation, None
         self.stats.ended_by[event.rule] = self.stats.ended_by.get(event.rule, 0) + 1
@@ -284,6 +291,7 @@ class Hearing:
             return
         verdict_ms = self.endpointer.now_ms
         self._finished = key  # the turn ends once its words are in: nothing to prepare ahead
+        self._verdict_ms = verdict_ms
         if await self._words_go_on(key):
             return
         ended = self.endpointer.end_turn("detector")

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 KNOWN_MISSES = {
     "pending_question": "Piper's rising yes/no contour reads as unfinished after only 200 ms "
-    "of silence (0.38 here; 0.34-0.92 over twelve renditions); 0.98 after 500 ms",
+    "of silence (0.26 here; 0.34-0.92 over twelve renditions); 0.96 after 500 ms",
     "remind_call_cut": "'Remind me to call,' in Piper's voice sounds finished to Smart Turn "
     "(0.94 here; 0.85-0.98 over six renditions)",
 }
@@ -67,26 +67,35 @@ def test_finished_turns_are_complete_and_paused_ones_are_not(
     assert (p > detector.threshold) == clip.complete, f"{clip.name} ({clip.spoken!r}): p={p:.3f}"
 
 
-def test_half_a_second_of_silence_settles_the_status_question(detector: TurnDetector) -> None:
+def test_half_a_second_of_silence_settles_the_status_question(
+    detector: TurnDetector, model_settings: Settings
+) -> None:
     """Asking again as the silence grows is what rescues the borderline question, and the
-    paused sentences are still unfinished at that point."""
+    paused sentences are still unfinished at that point by the surer bar a recheck needs (past
+    its training length of silence the model drifts towards "finished": 0.3-0.6 here)."""
+    bar = model_settings.vad.turn_recheck_threshold
     more = np.zeros(int(0.3 * RATE), np.float32)
     for clip in CLIPS:
         if clip.name == "remind_call_cut":
             continue
         p = detector.complete_probability(np.concatenate([read_clip(clip), more]))
-        assert (p > detector.threshold) == clip.complete, f"{clip.name} at 500 ms: p={p:.3f}"
+        assert (p > bar) == clip.complete, f"{clip.name} at 500 ms: p={p:.3f}, bar {bar}"
 
 
 def test_probabilities_equal_pipecats_own_analyzer(detector: TurnDetector) -> None:
-    """The same numbers as `LocalSmartTurnAnalyzerV3`, run in a child process because
-    importing pipecat replaces asyncio.wait_for (Python < 3.12) in the importing process."""
+    """The same numbers as `LocalSmartTurnAnalyzerV3` from the same audio: its windowing and
+    features are ours. It runs in a child process because importing pipecat replaces
+    asyncio.wait_for (Python < 3.12) in the importing process. The analyzer is given our
+    onnxruntime session, which keeps the int8 graph unfused (see models/turn.py): with the
+    default fused kernels the figures depend on the CPU, not on the code compared here."""
     script = (
         "import json, sys\n"
         "from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import "
         "LocalSmartTurnAnalyzerV3\n"
+        "from models.turn import SmartTurnDetector, find_smart_turn\n"
         "from testkit.turn_fixtures import CLIPS, read_clip\n"
         "a = LocalSmartTurnAnalyzerV3(sample_rate=16000)\n"
+        "a._session = SmartTurnDetector(find_smart_turn())._session\n"
         "out = {c.name: a._predict_endpoint(read_clip(c))['probability'] for c in CLIPS}\n"
         "print(json.dumps(out))\n"
     )

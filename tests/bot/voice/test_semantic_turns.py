@@ -53,8 +53,8 @@ def finals(client: VoiceClient) -> list[dict[str, object]]:
 async def test_a_finished_sentence_ends_on_the_detectors_word_with_its_transcript_ready(
     voice_settings: Settings, semantic: Engines, tokenizer: Tokenizer, store: Store
 ) -> None:
-    # The detector's "finished" waits for the speculative transcript's words; a longest pause
-    # of 3 s keeps a slow transcription on a loaded machine from ending the turn first.
+    # The detector's "finished" waits for the speculative transcript's words. On a slow
+    # machine the longest pause may pass first; the turn still ended on the detector's word.
     settings = load_settings(context={"window": 4096}, vad={"turn_max_silence_ms": 3000})
     llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
     async with serve(settings, semantic, llm, store) as server:
@@ -70,10 +70,12 @@ async def test_a_finished_sentence_ends_on_the_detectors_word_with_its_transcrip
             "voice latency",
         )
         stages = latency[0]["stages"]
-        # Decided well inside the fixed 500 ms window (200 ms short silence, one detector run);
-        # waiting for the words after that counts as transcription.
-        assert stages["endpoint"] < voice_settings.vad.silence_ms, stages
+        # Decided at the first look, after the short silence; the endpoint stage runs to the
+        # detector's verdict, and waiting for the words after it counts as transcription (how
+        # long each takes is the voice bench's to measure: this machine may be slow).
         stats = server.voices[0].stats
+        assert stats.detector_runs == 1, stats
+        assert stages["endpoint"] < settings.vad.turn_max_silence_ms, stages
         assert stats.ended_by == {"detector": 1}
         assert stats.speculative_used == 1 and stats.speculative_discarded == 0
         await client.close()
@@ -127,19 +129,21 @@ async def test_a_pause_whose_words_want_more_holds_the_turn_though_the_detector_
     pause's length could end the turn. (Of the three takes of this sentence, this one's first
     half reads unfinished to Whisper at every cut point tried; the first take's often reads
     "Set a reminder for it.", a finished sentence, and then ending the turn is right.) The
-    pause is stretched to 2 s (and the longest pause to 3 s) so the transcript is in long
-    before the speaker goes on, even on a loaded machine."""
-    held = load_settings(context={"window": 4096}, vad={"turn_max_silence_ms": 3000})
+    speaker goes on once the words have held the turn, however long transcription took; the
+    longest pause is 20 s so that only the words can have held it."""
+    held = load_settings(context={"window": 4096}, vad={"turn_max_silence_ms": 20000})
     fixture = next(c for c in pause_fixtures.load() if c.name == "17_set_a_reminder_for_v2")
     pcm = pause_fixtures.read(fixture)
     cut = fixture.pause_at + fixture.pause_samples // 2
-    stretch = np.zeros(RATE * 2 - fixture.pause_samples, np.float32)
-    audio = np.concatenate([pcm[:cut], stretch, pcm[cut:]])
     llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
     async with serve(held, semantic, llm, store) as server:
         client = VoiceClient(server.url)
         await client.connect()
-        client.mic.play(mic(audio, silence_s=2.0))
+        client.mic.play(mic(pcm[:cut]))
+        await client.wait_for(
+            lambda _: server.voices[0].stats.held_by_words > 0, 60, "the words holding the turn"
+        )
+        client.mic.play(mic(pcm[cut:], silence_s=2.0))
         await client.wait_for(lambda c: c.of_type("assistant_done"), 90, "the answer")
         heard = finals(client)
         assert len(heard) == 1, heard
