@@ -21,4 +21,5 @@ BENCHES = [
     "locomo",
     "hwu64",
     "calendar",
+    "egress",
 ]

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from context.inputs import Evidence
+from context.spoken import count_words
 from memory.rows import from_iso, utc_now
 
 if TYPE_CHECKING:
@@ -33,10 +34,18 @@ log = logging.getLogger(__name__)
 PRIVATE = "private"
 
 
-def withheld_placeholder(note_id: str) -> str:
+def withheld_placeholder(note_id: str, what: str = "note") -> str:
     return (
-        f"[private note {note_id} withheld: a tool that can send data off this machine is "
+        f"[private {what} {note_id} withheld: a tool that can send data off this machine is "
         "loaded or allowed]"
+    )
+
+
+def withheld_count(n: int) -> str:
+    """The line that says how many private notes a listing left out."""
+    return (
+        f"({count_words(n, 'private note')} left out while a tool that can send data off this "
+        "machine is loaded or allowed.)"
     )
 
 

@@ -252,15 +252,37 @@ class Provenance(Records):
         return {i for i, n in self.of(note_ids).items() if n.private}
 
     @guarded
+    def private_version(self) -> int:
+        """A number the database moves on every change to a private note or episode (the
+        egress check rebuilds its index only then; migration m010's triggers keep it)."""
+        row = self.store.one("SELECT version FROM private_version WHERE id = 1")
+        return int(row["version"]) if row is not None else 0
+
+    @guarded
+    def private_items(self) -> list[tuple[str, str]]:
+        """Every private note and episode, superseded ones included: (id, text)."""
+        rows = self.store.all("SELECT n, text FROM notes WHERE sensitivity = 'private'")
+        return [(make_id("notes", r["n"]), r["text"]) for r in rows]
+
+    def private_events(self, event_ids: Iterable[str]) -> set[str]:
+        """Which of `event_ids` hold private words: a private episode or note was made from
+        them (the user asked that they be kept, or Annie's answer to such words)."""
+        return self._private_values("source_event", event_ids)
+
     def private_texts(self, texts: Iterable[str]) -> set[str]:
         """Which of `texts` are the text of a private note (a briefing quoting one from an old
         checkpoint must not show it)."""
-        wanted = sorted(set(texts))
+        return self._private_values("text", texts)
+
+    @guarded
+    def _private_values(self, column: str, values: Iterable[str]) -> set[str]:
+        """Which of `values` some private row holds in `column` (a fixed column name)."""
+        wanted = sorted(set(values))
         if not wanted:
             return set()
         rows = self.store.all(
-            f"SELECT DISTINCT text FROM notes WHERE sensitivity = 'private' AND "
-            f"{where_in('text', wanted)}",
+            f"SELECT DISTINCT {column} AS v FROM notes WHERE sensitivity = 'private' AND "
+            f"{where_in(column, wanted)}",
             wanted,
         )
-        return {r["text"] for r in rows}
+        return {r["v"] for r in rows}

@@ -7,13 +7,16 @@ typed tables (tasks, notes). load_tool_group loads another group of tools on dem
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.base import Tool, ToolContext, ToolOutput
+from context.provenance import withheld_count, withheld_placeholder
 
 if TYPE_CHECKING:
+    from memory.rows import Hit
     from memory.store import Store
 
 # One page of a stored item; the assembler still previews anything over its lane budget.
@@ -58,12 +61,14 @@ def _page(text: str, offset: int, item_id: str) -> str:
     return page
 
 
-def _by_id(store: Store, item_id: str, offset: int) -> str:
+def _by_id(store: Store, item_id: str, offset: int, sends_out: bool = False) -> str:
     key = item_id.strip()
     if key.startswith("ev-"):
         ev = store.events.get(key)
         if ev is None:
             return f"{key}: no such event"
+        if sends_out and store.provenance.private_events([ev.id]):
+            return withheld_placeholder(ev.id, "turn")
         head = f"{ev.id} ({ev.kind}{', ' + ev.name if ev.name else ''}, {ev.created_at[:19]}):"
         return head + "\n" + _page(ev.content, offset, ev.id)
     if key.startswith("task-"):
@@ -76,6 +81,8 @@ def _by_id(store: Store, item_id: str, offset: int) -> str:
         note = store.notes.get(key)
         if note is None:
             return f"{key}: no such note"
+        if sends_out and note.private:
+            return withheld_placeholder(note.id)
         # Kept for the record, but a correction replaced it: say so, or it reads as current.
         later = f"; superseded by {note.superseded_by}" if note.superseded_by else ""
         return f"{note.id} ({note.kind}{later}): {note.text}"
@@ -89,33 +96,46 @@ def _by_id(store: Store, item_id: str, offset: int) -> str:
     return f"{key}: unknown id (expected ev-N, task-N, note-N or appr-N)"
 
 
-def _turns(store: Store, session_id: str, ids: list[str]) -> str:
+def _listing(store: Store, hits: list[Hit], line: Callable[[Hit], str], sends_out: bool) -> str:
+    """One line per hit, private ones left out (and counted) when `sends_out`."""
+    held = store.provenance.private_among(h.id for h in hits) if sends_out else set()
+    lines = [line(h) for h in hits if h.id not in held]
+    if held:
+        lines.append(withheld_count(len(held)))
+    return "\n".join(lines)
+
+
+def _turns(store: Store, session_id: str, ids: list[str], sends_out: bool = False) -> str:
     try:
         numbers = [int(i) for i in ids] or [1]
     except ValueError:
         return 'error: with type="turns", ids are turn numbers, e.g. ["3", "5"]'
     first, last = min(numbers), max(numbers)
     lines = []
-    for ev in store.events.find(
-        session_id, kinds=["user", "assistant", "state_answer", "tool_call"]
-    ):
+    found = store.events.find(session_id, kinds=["user", "assistant", "state_answer", "tool_call"])
+    held = store.provenance.private_events(ev.id for ev in found) if sends_out else set()
+    for ev in found:
         turn = ev.meta.get("turn")
         if isinstance(turn, int) and first <= turn <= last and ev.content.strip():
             who = {"user": "User", "tool_call": f"Call {ev.name}"}.get(ev.kind, "Annie")
-            lines.append(f"[turn {turn}] {who}: {ev.content}")
+            said = withheld_placeholder(ev.id, "turn") if ev.id in held else ev.content
+            lines.append(f"[turn {turn}] {who}: {said}")
     return "\n".join(lines) or f"no turns {first}-{last} in this conversation"
 
 
 async def get_context(args: GetContextArgs, ctx: ToolContext) -> ToolOutput:
     store = _store(ctx)
+    # While a tool that can send data out is loaded or allowed, private notes and the turns
+    # they were said in are withheld here as everywhere else (`context.provenance`).
+    out = ctx.sends_out
     if args.type == "turns":
-        return ToolOutput(_turns(store, ctx.session_id, args.ids))
+        return ToolOutput(_turns(store, ctx.session_id, args.ids, out))
     if args.type == "tasks":
         rows = store.tasks.find()
         text = "\n".join(f"{t.id} [{t.status}, waiting on {t.pending}] {t.title}" for t in rows)
         return ToolOutput(text or "There are no unfinished tasks.")
     if args.ids:
-        return ToolOutput("\n\n".join(_by_id(store, i, args.offset) for i in args.ids))
+        return ToolOutput("\n\n".join(_by_id(store, i, args.offset, out) for i in args.ids))
     if args.query:
         hits = store.notes.search(args.query, limit=5)
         if not hits:
@@ -123,10 +143,11 @@ async def get_context(args: GetContextArgs, ctx: ToolContext) -> ToolOutput:
                 f"Nothing matched {args.query!r}. Try other words; "
                 "this does not prove it was never said."
             )
-        return ToolOutput("\n".join(f"{h.id} ({h.kind}): {h.text}" for h in hits))
+        return ToolOutput(_listing(store, hits, lambda h: f"{h.id} ({h.kind}): {h.text}", out))
     if args.type == "notes":
         hits = store.notes.search("note", limit=10)
-        return ToolOutput("\n".join(f"{h.id}: {h.text}" for h in hits) or "There are no notes.")
+        listed = _listing(store, hits, lambda h: f"{h.id}: {h.text}", out)
+        return ToolOutput(listed or "There are no notes.")
     return ToolOutput("error: give ids, a query, or a type (turns, tasks, notes)", ok=False)
 
 

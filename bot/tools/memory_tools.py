@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.base import Tool, ToolContext, ToolOutput
 from bot.tools.note_writes import Origin, origin_of, write_note
-from context.spoken import count_words
+from context.provenance import withheld_count
 from memory.db import NotFoundError
 from memory.rows import Hit, TaskRow, parse_when
 
@@ -148,10 +148,7 @@ def search_memory(args: SearchMemoryArgs, store: Store, sends_out: bool = False)
     held = store.provenance.private_among(h.id for h in hits) if sends_out else set()
     hits = [h for h in hits if h.id not in held]
     if held:
-        withheld = (
-            f"({count_words(len(held), 'private note')} left out while a tool that can send "
-            "data off this machine is loaded or allowed.)"
-        )
+        withheld = withheld_count(len(held))
         if not hits:
             return ToolOutput(withheld, data={"hits": [], "withheld": sorted(held)})
     if not hits:

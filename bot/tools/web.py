@@ -38,6 +38,7 @@ from bot.tools.pinned_http import (
     system_resolver,
 )
 from context.conversation import neutralize
+from context.egress import egress_for, refused
 
 if TYPE_CHECKING:
     from config.settings import ToolSettings
@@ -187,6 +188,9 @@ class Searcher:
         backend = self.backend(ctx.settings.tools)
         if backend is None:
             return ToolOutput(NOT_CONFIGURED, ok=False)
+        held = held_back(args.query, "search the web for that", ctx)
+        if held is not None:
+            return held
         try:
             hits = await backend.search(args.query, args.limit)
         except SearchFailed as exc:
@@ -206,6 +210,20 @@ class Searcher:
             "\n".join(lines),
             data={"results": [asdict(h) for h in hits], "backend": backend.name},
         )
+
+
+def held_back(request: str, what: str, ctx: ToolContext) -> ToolOutput | None:
+    """The egress check's refusal of `request` as the tool's output, or None to send it."""
+    leak = egress_for(ctx.store).check(request, session_id=ctx.session_id, turn_id=ctx.turn_id)
+    if leak is None:
+        return None
+    said = refused(what)
+    return ToolOutput(
+        f"error: not sent: {leak.reason}. Nothing left this machine; do not try again with "
+        "other words.",
+        ok=False,
+        data={"refused": said},
+    )
 
 
 # --- fetch --------------------------------------------------------------------------------
@@ -249,6 +267,9 @@ class Fetcher:
     async def __call__(self, args: FetchWebpageArgs, ctx: ToolContext) -> ToolOutput:
         cfg = ctx.settings.tools
         url = args.url.strip()
+        held = held_back(url, "open that page", ctx)
+        if held is not None:
+            return held
         transport = PinnedTransport(
             allow_private=cfg.fetch_allow_private,
             resolver=self.resolver,

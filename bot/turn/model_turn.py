@@ -64,6 +64,10 @@ async def model_turn(
     if resumed is not None:
         for event in runner.resume(turn_id, resumed.call, resumed.output):
             yield event
+        if runner.refused:
+            for event in _held_back(t, turn_id, [], runner.refused):
+                yield event
+            return
     grammar = None
     if tool_choice:  # the first round may only call that tool
         grammar = tool_call_grammar(t.tools.require(tool_choice), t.llm.tool_dialect)
@@ -97,6 +101,10 @@ async def model_turn(
         stages["tools_ms"] = stages.get("tools_ms", 0.0) + (time.perf_counter() - t_tools) * 1000
         if t.control.cancelled:
             yield _interrupted(t, turn_id, spoken, "", "")
+            return
+        if runner.refused:
+            for event in _held_back(t, turn_id, spoken, runner.refused):
+                yield event
             return
 
 
@@ -181,6 +189,15 @@ async def _generate(
         t.record.log("model_call", cost, turn_id, meta={"round": out.round_no})
         t.conv.mark_sent()
     stages["model_ms"] = stages.get("model_ms", 0.0) + (time.perf_counter() - started) * 1000
+
+
+def _held_back(t: TurnContext, turn_id: str, spoken: list[str], said: str) -> list[Event]:
+    """The egress check held a request back: the turn ends saying so, in Annie's words, not
+    the model's (which might try again with the same private words put otherwise)."""
+    prior = "".join(spoken).strip()
+    answer = f"{prior} {said}" if prior else said
+    delta = f" {said}" if prior else said
+    return [TextDelta(turn_id, delta), _finish(t, turn_id, answer, said, {"refused": said})]
 
 
 def _ended_early(t: TurnContext, turn_id: str, spoken: list[str], out: _Output) -> TurnDone:

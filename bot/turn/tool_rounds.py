@@ -35,6 +35,8 @@ class ToolRunner:
 
     def __init__(self, ctx: TurnContext) -> None:
         self.ctx = ctx
+        # What Annie says when the egress check held a request back: the turn ends with it.
+        self.refused = ""
 
     async def run_calls(
         self,
@@ -109,6 +111,8 @@ class ToolRunner:
         says why an error came from the runner rather than the tool (the log keeps it, and
         the retry guard counts only the tool's own errors)."""
         s = self.ctx
+        if not output.ok and output.data.get("refused"):
+            self.refused = str(output.data["refused"])
         meta: dict[str, Any] = {"ok": output.ok}
         if not_run:
             meta["not_run"] = not_run
