@@ -25,6 +25,15 @@ def join_spoken(items: list[str], total: int | None = None) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def quoted(text: str, limit: int = 80) -> str:
+    """`text` in single quotes, on one line, cut at a word with an ellipsis past `limit`
+    characters: how a note's text or a task's title is named aloud."""
+    said = " ".join(text.split())
+    if len(said) > limit:
+        said = said[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return f"'{said}'"
+
+
 def spoken_time(moment: datetime) -> str:
     hour = moment.hour % 12 or 12
     suffix = "AM" if moment.hour < 12 else "PM"

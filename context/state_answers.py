@@ -259,7 +259,8 @@ def remember_answer(
     min_similarity: float,
     session_id: str | None = None,
 ) -> StateResult | None:
-    """What the notes say about `subject`, with their ids; None when no note is about it and
+    """What the notes say about `subject` (their ids are the sources); None when no note is
+    about it and
     the question may be general knowledge (`needs_notes`), which is then the model's.
 
     Only notes: what was said (`memory.episodes`) holds the user's own questions too, and "what
@@ -274,7 +275,8 @@ def remember_answer(
             return None  # the model's, with the notes in its evidence lane marked as related
         if not hits:
             return StateResult(f"I have nothing noted about {said}.", "remember")
-    named = [f"{h.text.rstrip('.')} ({h.id})" for h in hits]
+    # Said by their words; the ids go with the answer's sources, for the page.
+    named = [h.text.rstrip(".") for h in hits]
     if not certain:
         # Notes near the subject are not notes about it: "Maya lives in Bristol" says nothing
         # of her allergies, and listing it "about Maya's allergies" would be a wrong answer.
@@ -300,7 +302,7 @@ def about_the_user(store: Store) -> StateResult:
     notes = store.notes.recent(SPOKEN_ITEMS)
     if not notes:
         return StateResult("I haven't noted anything about you yet.", "remember")
-    named = [f"{n.text.rstrip('.')} ({n.id})" for n in notes]
+    named = [n.text.rstrip(".") for n in notes]
     text = "About you, my newest notes say: " + "; ".join(named) + "."
     return StateResult(text, "remember", [n.id for n in notes])
 

@@ -105,6 +105,7 @@ def _row(row: Any) -> ApprovalRow:
         expires_at=row["expires_at"],
         resolved_at=row["resolved_at"],
         result=row["result"],
+        target=row["target"],
     )
 
 
@@ -121,8 +122,11 @@ class Approvals(Records):
         requester: str,
         ttl_s: float,
         now: datetime | None = None,
+        target: str = "",
     ) -> str:
-        """Record a proposed action for the conversation `requester`; returns its id."""
+        """Record a proposed action for the conversation `requester`; returns its id.
+        `target` is the action in words, naming what it touches ("delete the note 'Leo is
+        allergic to peanuts'"), as the user is asked about it."""
         if ttl_s <= 0:
             raise ValueError("an approval needs a positive time to live")
         if not requester:
@@ -135,6 +139,7 @@ class Approvals(Records):
                 "requester": requester,
                 "created_at": to_iso(start),
                 "expires_at": to_iso(start + timedelta(seconds=ttl_s)),
+                "target": target,
             }
         )
         return make_id("approvals", n)
@@ -203,17 +208,23 @@ def params_text(params: dict[str, Any]) -> str:
 
 
 def render(approval: ApprovalRow) -> str:
-    """A pending approval as every prompt shows it: id, tool, exact parameters, expiry."""
+    """A pending approval as every prompt shows it: id, tool, exact parameters, expiry, and
+    what it touches in words."""
+    about = f" to {approval.target}" if approval.target else ""
     return (
-        f"Awaiting approval: {approval.id} {approval.tool} {params_text(approval.params)} "
-        f"(expires {approval.expires_at[:16]} UTC)"
+        f"Awaiting approval{about}: {approval.id} {approval.tool} "
+        f"{params_text(approval.params)} (expires {approval.expires_at[:16]} UTC)"
     )
 
 
 def describe(approval: ApprovalRow) -> str:
-    """The proposed action in words, with its exact parameters (what is said aloud)."""
-    params = ", ".join(f"{k}={v}" for k, v in approval.params.items())
-    return f"{approval.tool.replace('_', ' ')} ({params})" if params else approval.tool
+    """The proposed action in words, as it is said aloud: what it touches, by its text or
+    title, never by an id or a raw parameter ("delete the note 'Leo is allergic to
+    peanuts'"). An approval stored before targets were kept says only the kind of action."""
+    if approval.target:
+        return approval.target
+    rule = POLICY.get(approval.tool)
+    return rule.action if rule is not None else approval.tool.replace("_", " ")
 
 
 # --- yes or no --------------------------------------------------------------------------

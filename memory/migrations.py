@@ -333,6 +333,14 @@ def m010_private_version(db: Database) -> None:
     )
 
 
+@migrations()
+def m011_approval_target(db: Database) -> None:
+    # An approval keeps what it touches in words, taken when it was asked ("delete the note
+    # 'Leo is allergic to peanuts'"): the state path, the page and an expiry notice say that,
+    # never a raw parameter or an id, and it stays true if the note changes meanwhile.
+    _script(db, "ALTER TABLE approvals ADD COLUMN target TEXT NOT NULL DEFAULT '';")
+
+
 def migration_names() -> list[str]:
     """Every migration in order (the last one is the current schema version)."""
     return [m.name for m in migrations._migrations]

@@ -261,6 +261,8 @@ class ApprovalRow:
     expires_at: str
     resolved_at: str | None
     result: str
+    # What it touches, in words, as the user is asked about it (empty for older rows).
+    target: str = ""
 
     def expired(self, now: datetime | None = None) -> bool:
         return from_iso(self.expires_at) <= (now or utc_now()).astimezone(UTC)

@@ -45,22 +45,25 @@ async def _ask(tool: Tool, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         return ToolOutput(f"error: no memory store is open, so {tool.name} cannot ask", ok=False)
     if not ctx.session_id:
         return ToolOutput(f"error: {tool.name} needs a conversation to ask in", ok=False)
-    # An argument model may say what the call would touch ("note-3 ('old gate code')"), so
-    # the user hears what they approve, and a call on something missing is refused now.
-    preview: Callable[[Any], str] | None = getattr(args, "preview", None)
+    # The argument model says what the call would touch in words ("delete the note 'old
+    # gate code'"), kept with the approval so that every later mention names it the same
+    # way; a call on something missing is refused now.
+    target: Callable[[Any], str] | None = getattr(args, "approval_target", None)
     try:
-        seen = preview(ctx.store) if preview is not None else ""
+        words = target(ctx.store) if target is not None else ""
     except (NotFoundError, ValueError) as exc:
         return ToolOutput(f"error: {exc}; nothing to ask the user about", ok=False)
     params = args.model_dump()
     ttl = ctx.settings.tools.approval_ttl_s
-    approval_id = ctx.store.approvals.request(tool.name, params, ctx.session_id, ttl_s=ttl)
-    about = f" ({seen})" if seen else ""
+    approval_id = ctx.store.approvals.request(
+        tool.name, params, ctx.session_id, ttl_s=ttl, target=words
+    )
+    about = f" to {words}" if words else ""
     approval = ctx.store.approvals.get(approval_id)
     return ToolOutput(
-        f"Approval needed: {tool.name} {params_text(params)}{about}. Nothing was done yet. "
-        f"Tell the user exactly what will happen and ask them to confirm; approval "
-        f"{approval_id} expires in {ttl} seconds.",
+        f"Approval needed{about}: {tool.name} {params_text(params)}. Nothing was done yet. "
+        f"Ask the user, in those words, whether to go ahead (say what it touches, not its "
+        f"id); approval {approval_id} expires in {ttl} seconds.",
         data={
             "approval_id": approval_id,
             "tool": tool.name,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.tools.base import Tool, ToolContext, ToolOutput
 from bot.tools.note_writes import Origin, origin_of, write_note
 from context.provenance import withheld_count
+from context.spoken import quoted
 from memory.db import NotFoundError
 from memory.rows import Hit, TaskRow, parse_when
 
@@ -76,12 +77,13 @@ class SetReminderArgs(_Args):
 class DeleteNoteArgs(_Args):
     note_id: str = Field(description="The note id, e.g. note-12.")
 
-    def preview(self, store: Store) -> str:
-        """What the user is asked to approve: the note itself (NotFoundError if missing)."""
+    def approval_target(self, store: Store) -> str:
+        """What the user is asked to approve, naming the note by its words (NotFoundError if
+        it is missing)."""
         note = store.notes.get(self.note_id)
         if note is None:
             raise NotFoundError(f"no note {self.note_id}")
-        return f"{note.id}: '{note.text[:80]}'"
+        return f"delete the note {quoted(note.text)}"
 
 
 def _store(ctx: ToolContext) -> Store:

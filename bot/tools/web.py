@@ -39,6 +39,7 @@ from bot.tools.pinned_http import (
 )
 from context.conversation import neutralize
 from context.egress import egress_for, refused
+from context.spoken import quoted
 
 if TYPE_CHECKING:
     from config.settings import ToolSettings
@@ -61,11 +62,26 @@ class WebSearchArgs(BaseModel):
     query: str = Field(min_length=1, max_length=400, description="What to search for.")
     limit: int = Field(5, ge=1, le=10, description="How many results.")
 
+    def approval_target(self, store: object) -> str:
+        """What the user is asked to approve: the query, as it would be sent."""
+        return f"search the web for {quoted(self.query)}"
+
 
 class FetchWebpageArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     url: str = Field(min_length=1, max_length=2000, description="An http(s) URL.")
+
+    def approval_target(self, store: object) -> str:
+        """What the user is asked to approve: the site, by name (a whole URL is no sentence
+        to hear; the page shows it in full). ValueError for a URL with no site in it."""
+        try:
+            host = httpx.URL(self.url.strip()).host
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"the URL cannot be read: {exc}") from exc
+        if not host:
+            raise ValueError("the URL has no site in it")
+        return f"open a page on {host.removeprefix('www.')}"
 
 
 # --- search -------------------------------------------------------------------------------

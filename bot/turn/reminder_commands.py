@@ -120,7 +120,8 @@ def _answer(text: str, *ids: str) -> StateResult:
 
 
 def _names(rows: list[ReminderRow]) -> str:
-    return "; ".join(f"{r.id}, {r.text}, at {clock_time(r.due)}" for r in rows)
+    """The reminders by their words and times, as they are said (never by id)."""
+    return "; ".join(f"{r.text}, at {clock_time(r.due)}" for r in rows)
 
 
 _COMMANDS = (_TIMER, _TIMER_SHORT, _SNOOZE, _REMIND_IN, _REMIND_TO, _DONE, _CANCEL, _CANCEL_NAMED)

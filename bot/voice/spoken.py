@@ -57,6 +57,25 @@ _WORDISH = re.compile(r"[a-z#/{}<$]")
 _SENTENCE_END = re.compile(r"[.!?…][\"')\]]*$")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\((?:[^)\s]*)\)")
 _URL = re.compile(r"(?:https?://|www\.)[^\s<>()\[\]]+?(?=[.,;:!?)\]]*(?:\s|$))")
+# A record's id (memory.rows.PREFIXES), alone or as an aside in brackets.
+_ID_SAID = {
+    "note": "the note",
+    "task": "the task",
+    "rem": "the reminder",
+    "appr": "the request",
+    "ev": "an earlier turn",
+    "sess": "an earlier conversation",
+    "ckpt": "a saved summary",
+    "mood": "what you said",
+}
+_ID_NAME = "|".join(_ID_SAID)
+_ID = re.compile(rf"\b({_ID_NAME})-\d+\b", re.IGNORECASE)
+# An aside of ids in brackets; the chunker may cut one at its comma, so a piece may hold
+# only its opening or only its close.
+_ID_ASIDE = re.compile(
+    rf"\s*[(\[]\s*(?:(?:{_ID_NAME})-\d+[,\s]*)+[)\]]?|^\s*(?:(?:{_ID_NAME})-\d+[,\s]*)+[)\]]",
+    re.IGNORECASE,
+)
 _CODE_MARKS = ("=>", "();", "){", "===", "!==", "&&", "||", "::", "</", "/>")
 _CODE_CHARS = frozenset("{}[]();=<>$\\")
 _WORD = re.compile(r"\w+")
@@ -97,9 +116,15 @@ def spoken_pieces(text: str) -> list[str]:
 
 
 def speakable(piece: str) -> str:
-    """A chunker piece as the voice should say it: a link's text, never its address."""
+    """A chunker piece as the voice should say it: a link's text, never its address, and a
+    record by what it is, never by its id ("(note-3)" goes; "delete note-3" says "delete the
+    note"): the page shows ids, the voice does not read them."""
     piece = _MD_LINK.sub(lambda m: m.group(1) or LINK, piece)
-    return _URL.sub(LINK, piece)
+    piece = _URL.sub(LINK, piece)
+    aside = _ID_ASIDE.sub("", piece)
+    if aside != piece:
+        piece = aside.strip()
+    return _ID.sub(lambda m: _ID_SAID[m.group(1).lower()], piece)
 
 
 def looks_like_code(text: str) -> bool:

@@ -45,7 +45,10 @@ async def test_a_yes_in_another_session_does_not_run_this_sessions_deletion(
     events = await collect(asking, "Delete the note with the old gate code.")
     results = [e for e in events if isinstance(e, ToolResultEvent)]
     assert [r.name for r in results] == ["delete_note"] and results[0].ok
-    assert results[0].preview.startswith(f'Approval needed: delete_note {{"note_id": "{note}"}}')
+    assert results[0].preview.startswith(
+        f"Approval needed to delete the note 'old gate code 4411': "
+        f'delete_note {{"note_id": "{note}"}}'
+    )
     assert store.notes.get(note) is not None
     (approval,) = store.approvals.pending()
     assert approval.requester == asking.id

@@ -127,7 +127,7 @@ async def test_an_approved_page_cannot_delete_notes_without_a_yes(
     results = [e for e in events if isinstance(e, ToolResultEvent)]
     assert [r.name for r in results] == ["fetch_webpage"] + ["delete_note"] * 3
     assert results[0].ok and results[0].preview.startswith("Garden tips")
-    assert all(r.preview.startswith("Approval needed: delete_note") for r in results[1:])
+    assert all(r.preview.startswith("Approval needed to delete the note") for r in results[1:])
     assert all(store.notes.get(n) is not None for n in notes)
     pending = store.approvals.pending()
     assert sorted(a.params["note_id"] for a in pending) == sorted(notes)

@@ -253,3 +253,27 @@ def test_state_answers_are_said_whole_after_what_was_waiting() -> None:
 )
 def test_lines_are_classified_from_their_start(line: str, complete: bool, kind: str | None) -> None:
     assert classify(line, complete) == kind
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "About Leo, I have one note: Leo is allergic to peanuts (note-1).",
+            "About Leo, I have one note: Leo is allergic to peanuts.",
+        ),
+        (
+            "Shall I delete note-3, the old gate code?",
+            "Shall I delete the note, the old gate code?",
+        ),
+        ("Marked done [task-12].", "Marked done."),
+        ("Two are due (rem-4, rem-7) today.", "Two are due today."),
+        # Words that only look like an id are words.
+        ("Open notebook-2 on the shelf.", "Open notebook-2 on the shelf."),
+    ],
+)
+def test_ids_are_never_said_the_page_keeps_them(written: str, said: str) -> None:
+    voiced = SpokenAnswer(SPOKEN, WRITTEN)
+    pieces = voiced.feed(written) + voiced.flush()
+    assert " ".join(pieces) == said
+    assert voiced.say(written) == [said]

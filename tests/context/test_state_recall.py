@@ -133,11 +133,13 @@ def test_pending_counts_tasks_and_approvals(store: Store, settings: Settings) ->
     empty = resolver.resolve("anything pending on me?", NOW)
     assert empty is not None and empty.text == NOTHING_PENDING
     task = store.tasks.add("sign the lease", pending="user")
-    approval = store.approvals.request("delete_note", {"note_id": "note-4"}, "s-1", 600, NOW)
+    approval = store.approvals.request(
+        "delete_note", {"note_id": "note-4"}, "s-1", 600, NOW, target="delete the note 'gate'"
+    )
     result = resolver.resolve("anything pending on me?", NOW, session_id="s-1")
     assert result is not None
     assert result.text == (
-        "One thing waits for your approval: delete note (note_id=note-4). Say yes or no. "
+        "One thing waits for your approval: delete the note 'gate'. Say yes or no. "
         "One thing needs you: sign the lease."
     )
     assert result.sources == [approval, task]
@@ -228,8 +230,7 @@ def test_what_annie_remembers_comes_from_the_notes(store: Store, settings: Setti
     result = resolver.resolve("what do you remember about the dentist?", NOW)
     assert result is not None and result.intent == "remember"
     assert result.text == (
-        f"About the dentist, I have one note: The dentist appointment is on the 14th at 9:30 "
-        f"({dentist})."
+        "About the dentist, I have one note: The dentist appointment is on the 14th at 9:30."
     )
     assert result.sources == [dentist]
     asked_of_notes = resolver.resolve("what notes do you have on my boat?", NOW)

@@ -27,6 +27,7 @@ from memory.approvals import (
     POLICY,
     WEB_TOOLS,
     confirmation,
+    describe,
     needs_approval,
     policy_sentence,
     render,
@@ -45,6 +46,8 @@ NAMES = [
     "delete_note",
 ]
 NOT_HERE = "Nothing is waiting for your yes in this conversation."
+# What the delete tool stores as an approval's target for the note "old gate code 4411".
+TARGET = "delete the note 'old gate code 4411'"
 
 
 def tools() -> dict[str, Tool]:
@@ -107,10 +110,14 @@ async def test_a_gated_web_tool_only_asks(
 ) -> None:
     ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
     asked = await guarded(tools()[name]).run(arguments, ctx)
-    assert asked.ok and asked.content.startswith(f"Approval needed: {name} ")
+    assert asked.ok and asked.content.startswith("Approval needed to ")
+    assert f": {name} {{" in asked.content
     row = store.approvals.get(asked.data["approval_id"])
     assert row is not None and row.tool == name and row.requester == "sess-1"
     assert {k: row.params[k] for k in arguments} == arguments
+    # What it touches, in words: the query as it would be sent, or the site by name.
+    assert row.target in ("search the web for 'my gate code 4411'", "open a page on example.org")
+    assert describe(row) == row.target
     # An ungated tool is returned as it is.
     plain = tools()["list_tasks"]
     assert guarded(plain) is plain
@@ -133,8 +140,10 @@ async def test_delete_asks_then_yes_runs_exactly_the_stored_parameters_once(
     ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
     asked = await guarded(tools()["delete_note"]).run({"note_id": doomed}, ctx)
     assert asked.ok
-    assert asked.content.startswith(f'Approval needed: delete_note {{"note_id": "{doomed}"}}')
-    assert "delete me: old parking spot" in asked.content  # the user hears what goes
+    assert asked.content.startswith(
+        f"Approval needed to delete the note 'delete me: old parking spot': "
+        f'delete_note {{"note_id": "{doomed}"}}'
+    )
     assert store.notes.get(doomed) is not None  # nothing is deleted by the call itself
     row = store.approvals.get(asked.data["approval_id"])
     assert row is not None and row.params == {"note_id": doomed} and row.requester == "sess-1"
@@ -236,7 +245,7 @@ async def test_a_web_search_leaves_the_machine_only_after_yes(
     settings = load_settings(tools={"web_search_url": url})
     ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
     asked = await guarded(tools()["web_search"]).run({"query": "gate code"}, ctx)
-    assert asked.ok and asked.content.startswith("Approval needed: web_search")
+    assert asked.ok and asked.content.startswith("Approval needed to search the web for")
     assert queries == []  # nothing was sent
     result = await chain(store, settings).decide("yes, and don't ask again", "sess-1")
     assert isinstance(result, Resume) and result.standing
@@ -287,11 +296,13 @@ def test_approval_questions_name_the_exact_action(
     empty = state.resolve(question, session_id="sess-1")
     assert empty is not None and empty.text == NOTHING_TO_APPROVE
     note = store.notes.add("old gate code 4411")
-    approval_id = store.approvals.request("delete_note", {"note_id": note}, "sess-1", 300)
+    approval_id = store.approvals.request(
+        "delete_note", {"note_id": note}, "sess-1", 300, target=TARGET
+    )
     result = state.resolve(question, session_id="sess-1")
     assert result is not None and result.intent == "approvals"
     assert result.text == (
-        f"One thing waits for your approval: delete note (note_id={note}). Say yes or no."
+        "One thing waits for your approval: delete the note 'old gate code 4411'. Say yes or no."
     )
     assert result.sources == [approval_id]
     elsewhere = state.resolve(question, session_id="sess-2")
@@ -303,14 +314,16 @@ def test_pending_on_me_includes_approvals(store: Store, settings: Settings) -> N
     state = StateResolver(store, settings)
     question = "Anything pending on me?"
     assert (r := state.resolve(question, session_id="sess-1")) and r.text == NOTHING_PENDING
-    approval_id = store.approvals.request("delete_note", {"note_id": "note-3"}, "sess-1", 300)
+    approval_id = store.approvals.request(
+        "delete_note", {"note_id": "note-3"}, "sess-1", 300, target=TARGET
+    )
     only = state.resolve(question, session_id="sess-1")
     assert only is not None and only.text != NOTHING_PENDING
-    assert only.text.startswith("One thing waits for your approval: delete note (note_id=note-3)")
-    assert "Nothing is waiting on you" not in only.text
+    assert only.text.startswith(f"One thing waits for your approval: {TARGET}.")
+    assert "Nothing is waiting on you" not in only.text and "note-3" not in only.text
     task = store.tasks.add("sign the lease", pending="user")
     both = state.resolve(question, session_id="sess-1")
-    assert both is not None and "sign the lease" in both.text and "note_id=note-3" in both.text
+    assert both is not None and "sign the lease" in both.text and TARGET in both.text
     assert both.sources[:2] == [approval_id, task]
 
 
@@ -357,3 +370,13 @@ def test_confirmation_words(text: str, decision: str | None) -> None:
 )
 def test_a_standing_yes_allows_the_tool_for_the_session(text: str, allows: bool) -> None:
     assert standing(text) is allows
+
+
+def test_an_approval_without_words_is_said_by_its_kind_never_by_an_id(store: Store) -> None:
+    """An approval stored before targets were kept (or by a tool with none) is said by what
+    kind of action it is: no id and no raw parameter is read aloud."""
+    older = store.approvals.request("delete_note", {"note_id": "note-3"}, "sess-1", 300)
+    row = store.approvals.get(older)
+    assert row is not None and row.target == ""
+    assert describe(row) == "delete a saved note"
+    assert "note-3" in render(row)  # the model still sees the exact call

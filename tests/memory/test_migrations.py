@@ -18,6 +18,7 @@ EXPECTED_TABLES = {
     "notes_fts",
     "tasks",
     "reminders",
+    "private_version",
     "approvals",
     "checkpoints",
     "turn_metrics",
@@ -49,7 +50,7 @@ def test_blank_file_gets_every_table(tmp_path: Path) -> None:
     }
     assert set(db["approvals"].columns_dict) == {
         "n", "tool", "params", "requester", "status", "created_at", "expires_at",
-        "resolved_at", "result",
+        "resolved_at", "result", "target",
     }  # fmt: skip
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.close()

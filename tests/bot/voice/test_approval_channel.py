@@ -34,7 +34,8 @@ async def test_approve_over_the_data_channel_runs_the_stored_deletion(
             )
             card = shown[0]
             assert card["tool"] == "delete_note" and card["params"] == {"note_id": note}
-            assert card["text"] == f"delete note (note_id={note})"
+            # Said by what it touches; the page shows the exact parameters beside it.
+            assert card["text"] == "delete the note 'old gate code 4411'"
             row = store.approvals.get(card["id"])
             assert row is not None and row.requester == client.session_id
 

@@ -217,7 +217,8 @@ async def test_the_page_shows_an_approval_and_approve_runs_it(
         await page.fill("#text", "Delete my note with the old gate code.")
         await page.press("#text", "Enter")
         await page.wait_for_selector("#approval:not([hidden])", timeout=60_000)
-        assert f"note_id={note}" in await page.inner_text("#approval-text")
+        said = await page.inner_text("#approval-text")
+        assert said == "delete the note 'old gate code 4411'" and note not in said
         assert await page.inner_text("#approval-params") == f'delete_note {{"note_id":"{note}"}}'
         assert await page.is_visible("#approve") and await page.is_visible("#deny")
         assert store.notes.get(note) is not None

@@ -82,7 +82,8 @@ async def test_the_panel_lists_acts_and_asks_before_deleting(
         # Delete only asks: the approval card and the panel both offer Approve and Deny.
         await page.locator(f"#k-notes li[data-id='{note}'] button", has_text="Delete").click()
         await page.wait_for_selector("#approval:not([hidden])", timeout=WAIT_MS)
-        assert f"note_id={note}" in await page.inner_text("#approval-text")
+        said = await page.inner_text("#approval-text")
+        assert said == "delete the note 'The old gate code is 4411'" and note not in said
         assert await page.is_visible("#approve") and await page.is_visible("#deny")
         asked = page.locator("#k-approvals li[data-kind='approval']")
         await asked.wait_for(timeout=WAIT_MS)

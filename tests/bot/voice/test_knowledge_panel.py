@@ -60,7 +60,9 @@ async def test_the_panel_lists_what_annie_knows_and_follows_a_turn(
     sooner = store.reminders.add("Take the bread out", utc_now() + timedelta(minutes=5))
     # No note: a turn with notes stored first loads the embedding model for recall (seconds).
     note = "note-7"
-    elsewhere = store.approvals.request("delete_note", {"note_id": note}, "sess-999", ttl_s=600)
+    elsewhere = store.approvals.request(
+        "delete_note", {"note_id": note}, "sess-999", ttl_s=600, target="delete the note 'x'"
+    )
     replies: list[str] = []
     llm = silent_model(tokenizer, replies)
     call = {"title": "Renew the passport", "pending": "user"}
@@ -79,7 +81,7 @@ async def test_the_panel_lists_what_annie_knows_and_follows_a_turn(
             assert first["notes"] == []
             # Another conversation's approval is listed but cannot be answered from here.
             assert [(a["id"], a["here"]) for a in first["approvals"]] == [(elsewhere, False)]
-            assert first["approvals"][0]["text"] == f"delete note (note_id={note})"
+            assert first["approvals"][0]["text"] == "delete the note 'x'"
 
             # A turn that adds a task: the page gets the new list without asking.
             count = len(snapshots(client))
