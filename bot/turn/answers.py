@@ -7,9 +7,12 @@
    the model answers the question that asked for it in the same spoken turn. "Yes, and don't
    ask again" also allows the tool for the rest of the session.
 3. The state path: status questions answered from typed state (`context.state`).
-4. The model (`bot.turn.model_turn`), for everything else and after an approval.
+4. Done claims: the user saying something is already done that an open task holds as not
+   ("I already paid the gas bill"): the task is named and the user asked whether to mark it
+   done, as an approval; nothing changes without the yes (`context.done_claims`).
+5. The model (`bot.turn.model_turn`), for everything else and after an approval.
 
-The first three answer without the model, in milliseconds. Each is an `Answerer`: it answers
+The first four answer without the model, in milliseconds. Each is an `Answerer`: it answers
 (`answer`), says whether answering may change the store (`acts`), and says read only whether
 it would answer and why (`place`, what `python -m bot route` prints). Every front end (the
 voice page, `chat`, `ask`, replay) decides through one `AnswerChain`, built by
@@ -33,17 +36,19 @@ from bot.tools.base import ToolOutput
 from bot.turn import reminder_commands
 from bot.turn.reminder_commands import may_be_command
 from bot.turn.reminder_commands import resolve as reminder_command
+from context.done_claims import claim, fitting
+from context.spoken import count_words, join_spoken, quoted
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
 from memory import approvals
 from memory.db import StoreError
-from memory.rows import ApprovalRow
+from memory.rows import ApprovalRow, TaskRow
 from memory.store import Store
 from models.base import ToolCall
 
 # Runs an approved call with its stored parameters; the event stops it (a barge-in).
 RunApproved = Callable[[ApprovalRow, asyncio.Event | None], Awaitable[ToolOutput]]
 # The stages before the model, in the order they are tried.
-STAGES = ("reminder", "approval", "state")
+STAGES = ("reminder", "approval", "state", "done")
 
 
 @dataclass
@@ -91,7 +96,7 @@ class Placed:
     decided, None where a rule did."""
 
     text: str
-    stage: str  # "reminder" | "approval" | "state" | "model"
+    stage: str  # "reminder" | "approval" | "state" | "done" | "model"
     intent: str | None = None
     slots: dict[str, object] = field(default_factory=dict)
     confidence: float | None = None
@@ -252,6 +257,62 @@ class StatePath:
 
 
 @dataclass
+class DoneClaims:
+    """The user saying an open task is done: both sides said, and a yes asked for."""
+
+    store: Store | None
+    ttl_s: float
+    name: str = "done"
+
+    def acts(self, text: str) -> bool:
+        return claim(text) is not None  # it may ask, which stores an approval
+
+    def _fitting(self, text: str) -> list[TaskRow]:
+        said = claim(text)
+        if said is None or self.store is None:
+            return []
+        return fitting(said, self.store.tasks.find(status=("open", "blocked")))
+
+    async def answer(
+        self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
+    ) -> Decision | None:
+        if self.store is None or not session_id:
+            return None
+        try:
+            tasks = self._fitting(text)
+        except (StoreError, sqlite3.Error):
+            return None  # the model hears the claim; nothing is changed either way
+        if not tasks:
+            return None
+        if len(tasks) > 1:
+            names = join_spoken([quoted(t.title) for t in tasks[:3]], len(tasks))
+            fit = f"{count_words(len(tasks), 'open task').capitalize()} fit that: {names}."
+            return Answered(
+                self.name, StateResult(f"{fit} Which one is done?", "done", [t.id for t in tasks])
+            )
+        task = tasks[0]
+        approval = self.store.approvals.request(
+            "complete_task",
+            {"task_id": task.id},
+            session_id,
+            ttl_s=self.ttl_s,
+            target=f"mark the task {quoted(task.title)} done",
+        )
+        text = f"Your task {quoted(task.title)} is still open. Shall I mark it done?"
+        return Answered(self.name, StateResult(text, "done", [task.id, approval]))
+
+    def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
+        try:
+            tasks = self._fitting(text)
+        except (StoreError, sqlite3.Error):
+            return None
+        if not tasks:
+            return None
+        slots: dict[str, object] = {"tasks": [t.id for t in tasks]}
+        return Placed(text, self.name, "done", slots, why="the user says an open task is done")
+
+
+@dataclass
 class AnswerChain:
     """The answerers before the model, in order; `decide` returns the first that answers."""
 
@@ -272,6 +333,7 @@ class AnswerChain:
         }
         if resolver is not None:
             made["state"] = StatePath(resolver)
+            made["done"] = DoneClaims(store, resolver.settings.tools.approval_ttl_s)
         return cls([made[name] for name in STAGES if name in stages and name in made])
 
     @property

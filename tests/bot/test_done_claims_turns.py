@@ -1,0 +1,87 @@
+"""The user says an open task is done: Annie names it and asks, and only the user's yes marks
+it done. Real runtime, answer chain, approvals and SQLite file; the scripted model on the
+real tokenizer answers after the yes."""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+
+from bot.tools.memory_tools import memory_tools
+from bot.turn.events import StateAnswer, ToolResultEvent, TurnDone
+from models.base import Tokenizer
+from models.fakes import ScriptedLLM
+from tests.bot.conftest import collect, make_runtime
+
+# The shipped tool the yes runs (the runtime's default registry has it).
+COMPLETE = next(t for t in memory_tools() if t.name == "complete_task")
+ASKED = "Your task 'pay the gas bill' is still open. Shall I mark it done?"
+
+
+async def test_a_task_said_to_be_done_is_asked_about_and_marked_done_on_yes(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    replies: deque[str] = deque()
+    llm = ScriptedLLM(tokenizer, lambda prompt: replies.popleft() if replies else "Okay.")
+    runtime = make_runtime(llm, tmp_path, extra=[COMPLETE])
+    gas = runtime.store.tasks.add("pay the gas bill", pending="user")
+    water = runtime.store.tasks.add("pay the water bill", pending="user")
+    session = runtime.open_session()
+
+    events = await collect(session, "I already paid the gas bill.")
+    said = [e.text for e in events if isinstance(e, StateAnswer)]
+    assert said == [ASKED]
+    assert llm.prompts == []  # by rule, without the model
+    row = runtime.store.tasks.get(gas)
+    assert row is not None and row.status == "open"  # nothing changes before the yes
+    (approval,) = runtime.store.approvals.pending()
+    assert approval.target == "mark the task 'pay the gas bill' done"
+
+    replies.append("Done, the gas bill is off your list.")
+    events = await collect(session, "yes")
+    results = [r for r in events if isinstance(r, ToolResultEvent)]
+    assert [(r.name, r.ok) for r in results] == [("complete_task", True)], results
+    assert [e.text for e in events if isinstance(e, TurnDone)] == [
+        "Done, the gas bill is off your list."
+    ]
+    row = runtime.store.tasks.get(gas)
+    assert row is not None and row.status == "done"
+    other = runtime.store.tasks.get(water)
+    assert other is not None and other.status == "open"
+    await runtime.close()
+
+
+async def test_no_leaves_it_open_and_unrelated_or_unsure_words_change_nothing(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
+    runtime = make_runtime(llm, tmp_path)
+    gas = runtime.store.tasks.add("pay the gas bill", pending="user")
+    runtime.store.tasks.add("gas bill", pending="assistant")
+    runtime.store.tasks.add("do the laundry", pending="user")
+    session = runtime.open_session()
+
+    # Two tasks fit: both are named and the user is asked which, with nothing stored.
+    events = await collect(session, "I paid the gas bill")
+    (answer,) = [e.text for e in events if isinstance(e, StateAnswer)]
+    assert answer == (
+        "Two open tasks fit that: 'pay the gas bill' and 'gas bill'. Which one is done?"
+    )
+    assert runtime.store.approvals.pending() == []
+
+    # One fits: asked; "no" declines and the task stays open.
+    await collect(session, "I did the laundry")
+    assert len(runtime.store.approvals.pending()) == 1
+    await collect(session, "no")
+    assert runtime.store.approvals.pending() == []
+    assert all(t.status == "open" for t in runtime.store.tasks.find())
+
+    # Words of nothing on the list, or not a claim at all, go to the model as before.
+    for text in ("I paid the electricity bill", "I will pay the gas bill tomorrow"):
+        before = len(llm.prompts)
+        events = await collect(session, text)
+        assert not [e for e in events if isinstance(e, StateAnswer)], text
+        assert len(llm.prompts) == before + 1
+    row = runtime.store.tasks.get(gas)
+    assert row is not None and row.status == "open"
+    await runtime.close()
