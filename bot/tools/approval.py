@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from bot.tools.base import Tool, ToolContext, ToolOutput, run_bounded
-from memory.approvals import needs_approval, params_text
+from memory.approvals import WEB_TOOLS, needs_approval, params_text
 from memory.db import NotFoundError
 from memory.rows import ApprovalRow
 
@@ -59,11 +59,19 @@ async def _ask(tool: Tool, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         tool.name, params, ctx.session_id, ttl_s=ttl, target=words
     )
     about = f" to {words}" if words else ""
+    # The web tools may be allowed for the rest of the session: offered in the same question,
+    # so one yes can stand for every search after it.
+    standing = (
+        " Offer the standing yes in the same question, e.g. 'Shall I search the web for that? "
+        "You can say yes, or yes and don't ask again.'"
+        if tool.name in WEB_TOOLS
+        else ""
+    )
     approval = ctx.store.approvals.get(approval_id)
     return ToolOutput(
         f"Approval needed{about}: {tool.name} {params_text(params)}. Nothing was done yet. "
         f"Ask the user, in those words, whether to go ahead (say what it touches, not its "
-        f"id); approval {approval_id} expires in {ttl} seconds.",
+        f"id); approval {approval_id} expires in {ttl} seconds.{standing}",
         data={
             "approval_id": approval_id,
             "tool": tool.name,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -226,6 +227,22 @@ class Searcher:
             "\n".join(lines),
             data={"results": [asdict(h) for h in hits], "backend": backend.name},
         )
+
+
+# The user asking for the web in so many words: the web group is loaded before the model's
+# first call, so the search is one call, not a load_tool_group round first.
+_ASKS_FOR_THE_WEB = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|hey|please|annie)[,\s]+)*(?:(?:can|could|would) you\s+)?(?:please\s+)?"
+    r"(?:(?:search|look|check)\b.*\b(?:the web|the internet|online)\b"
+    r"|(?:google|web search|search the web|search online|look (?:it )?up online)\b)",
+    re.IGNORECASE,
+)
+
+
+def asks_for_the_web(text: str) -> bool:
+    """Whether the user asks in so many words for a web search ("search the web for …",
+    "look up … online", "google …")."""
+    return _ASKS_FOR_THE_WEB.search(" ".join(text.split())) is not None
 
 
 def held_back(request: str, what: str, ctx: ToolContext) -> ToolOutput | None:

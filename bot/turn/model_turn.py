@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from bot.tools.grammar import tool_call_grammar
 from bot.tools.registry import hold_tools_lane
+from bot.tools.web import GROUP as WEB
+from bot.tools.web import asks_for_the_web
 from bot.turn.events import Event, TextDelta, TurnDone
 from bot.turn.interruption import interrupted_answer
 from bot.turn.tool_rounds import ToolRunner
@@ -52,6 +54,13 @@ async def model_turn(
         evidence = await asyncio.to_thread(
             recall, t.store, request.text, t.settings, t.embedder, session_id=t.session_id
         )
+    # Asked for the web in so many words: its tools are there for the first call, so the search
+    # is one call and one question, not a load_tool_group round first. Loaded before the
+    # evidence is judged: a private note stays out of a call that can send data out.
+    web = WEB in t.tools.available and WEB not in t.tools.loaded
+    if web and resumed is None and asks_for_the_web(request.text):
+        t.tools.load(WEB)
+        t.assembler.admit_tool_schemas(t.conv, WEB, t.tools.schema_text(WEB))
     # Each note with its record's provenance; private ones only where nothing sends data out.
     sends_out = t.tools.sends_out(t.allowed)
     evidence = with_provenance(t.store, evidence, sends_out=sends_out)

@@ -133,3 +133,39 @@ async def test_a_standing_yes_and_the_session_setting_let_searches_run_at_once(
         assert [q for _, q in engine.queries] == ["c"]
         assert runtime.store.approvals.pending() == []
         await runtime.close()
+
+
+async def test_asking_for_the_web_in_so_many_words_is_one_call_and_one_question(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    """ "Search the web for …" has the web tools loaded before the model's first call, and the
+    approval's question offers the standing yes, so one exchange both asks and allows."""
+    replies: deque[str] = deque()
+    llm = ScriptedLLM(tokenizer, lambda prompt: replies.popleft() if replies else "Done.")
+    with SearchEngine() as engine:
+        runtime = make_runtime(llm, tmp_path, tools={"web_search_url": engine.searxng_url})
+        session = runtime.open_session()
+        replies.extend(
+            [call("web_search", query=QUERY), "Shall I search the web for that? Say yes or no."]
+        )
+        events = await collect(session, f"Search the web for {QUERY}.")
+        # The first call could already search: the web tools' schemas were in its prompt.
+        assert '"name": "web_search"' in llm.prompts[0]
+        results = [e for e in events if isinstance(e, ToolResultEvent)]
+        assert [(r.name, r.ok) for r in results] == [("web_search", True)]
+        logged = runtime.store.events.find(session.id, kinds=["tool_result"])[-1]
+        assert "yes and don't ask again" in str(logged.content)
+        assert engine.queries == []
+
+        replies.append("High water is at 6:15.")
+        events = await collect(session, "Yes, and don't ask again.")
+        assert [q for _, q in engine.queries] == [QUERY]
+        assert [e.text for e in events if isinstance(e, TurnDone)] == ["High water is at 6:15."]
+        assert session.allowed == {"web_search", "fetch_webpage"}
+
+        # Other words do not load anything.
+        other = runtime.open_session()
+        await collect(other, "What is the capital of France?")
+        assert "web" not in other.tools.loaded
+        assert '"name": "web_search"' not in llm.prompts[-1]
+        await runtime.close()
