@@ -44,6 +44,7 @@ const state = {
   chimes: [], // reminder chimes played (reminders.js)
 };
 window.annie = state; // inspection from the console and from tests
+state.view = view;
 
 function setTalkMode(mode) {
   const button = $("talk");

@@ -34,11 +34,18 @@ function scrollLog() {
   log.scrollTop = log.scrollHeight;
 }
 
+// How many meter updates the growth curve shows (the newest).
+const GROWTH_POINTS = 200;
+
 export class View {
   constructor() {
     this.turns = new Map(); // turn_id -> {li, text}
     this.latency = new Map(); // turn_id -> {row, stages}
     this.meterUpdates = 0;
+    // The growth curve: context used at each meter update (a share of the window), and the
+    // update after which each compaction tier ran. The newest GROWTH_POINTS are drawn.
+    this.growth = [];
+    this.runs = [];
   }
 
   userSaid(text, { typed = false, endedBy = "" } = {}) {
@@ -171,9 +178,51 @@ export class View {
     meter.classList.toggle("warn", ev.used >= ev.tier1 * window);
     meter.classList.toggle("high", ev.used >= ev.tier2 * window);
     $("meter-label").textContent = `${ev.used.toLocaleString()} / ${ev.window.toLocaleString()} (${pct.toFixed(1)}%)`;
+    this.growth.push(Math.min(1, ev.used / window));
+    this.tiers = [ev.tier1, ev.tier2];
+    this.drawGrowth();
+  }
+
+  // Where each tier ran, against the curve's newest point at the time.
+  compactionMark(tier) {
+    this.runs.push({ at: this.growth.length - 1, tier });
+    this.drawGrowth();
+  }
+
+  drawGrowth() {
+    const H = 40;
+    const drop = Math.max(0, this.growth.length - GROWTH_POINTS);
+    const shown = this.growth.slice(drop);
+    const x = (i) => (shown.length > 1 ? (100 * i) / (shown.length - 1) : 0);
+    const y = (share) => (H * (1 - share)).toFixed(2);
+    $("growth-line").setAttribute(
+      "points",
+      shown.map((share, i) => `${x(i).toFixed(2)},${y(share)}`).join(" "),
+    );
+    const [t1, t2] = this.tiers || [0.65, 0.8];
+    for (const [id, share] of [["growth-t1", t1], ["growth-t2", t2]]) {
+      $(id).setAttribute("y1", y(share));
+      $(id).setAttribute("y2", y(share));
+    }
+    const runs = $("growth-runs");
+    runs.replaceChildren();
+    for (const run of this.runs) {
+      const i = run.at - drop;
+      if (i < 0) continue;
+      const line = document.createElementNS("http://www.w3.org/2000/svg", "line");
+      line.setAttribute("class", `run tier${run.tier}`);
+      for (const [name, value] of [["x1", x(i)], ["x2", x(i)], ["y1", 0], ["y2", H]]) {
+        line.setAttribute(name, String(value));
+      }
+      runs.append(line);
+    }
+    const svg = $("growth");
+    svg.dataset.points = String(shown.length);
+    svg.dataset.runs = String(runs.childElementCount);
   }
 
   compaction(ev) {
+    this.compactionMark(ev.tier);
     const list = $("compactions");
     list.querySelector(".empty")?.remove();
     const when = new Date(ev.at * 1000).toLocaleTimeString();

@@ -89,6 +89,34 @@ async def chromium(profile: Path, args: list[str]) -> AsyncIterator[tuple[Browse
 UPDATES = "Number(document.querySelector('#meter').dataset.updates)"
 
 
+async def growth_curve_follows_the_meter(page: Page) -> None:
+    """The growth curve under the meter: one point per meter update, the newest at the
+    meter's share, the tier marks as dashed lines, and a tier's run as an upright line; it
+    fits a phone's width."""
+    updates = int(await page.get_attribute("#meter", "data-updates") or 0)
+    assert int(await page.get_attribute("#growth", "data-points") or 0) == updates
+    points = (await page.get_attribute("#growth-line", "points") or "").split()
+    assert len(points) == updates
+    used = await meter_used(page)
+    window = int(await page.get_attribute("#meter", "data-window") or 1)
+    assert float(points[-1].split(",")[1]) == pytest.approx(40 * (1 - used / window), abs=0.01)
+    assert float(points[0].split(",")[0]) == 0 and float(points[-1].split(",")[0]) == 100
+    # The marks at 65% and 80% of the window, from the meter event's own tier figures.
+    assert await page.get_attribute("#growth-t1", "y1") == "14.00"
+    assert await page.get_attribute("#growth-t2", "y1") == "8.00"
+    # A compaction event, as the server sends one, draws where the tier ran.
+    await page.evaluate(
+        "annie.view.compaction({tier: 1, at: Date.now() / 1000, tokens_before: 900,"
+        " tokens_after: 500, items_affected: 3, reprefill_tokens: 0, duration_ms: 4,"
+        " detail: ''})"
+    )
+    assert await page.get_attribute("#growth", "data-runs") == "1"
+    assert await page.locator("#growth-runs line.run.tier1").count() == 1
+    await page.set_viewport_size({"width": 375, "height": 800})
+    box = await page.locator("#growth").bounding_box()
+    assert box is not None and 200 < box["width"] <= 375 and box["height"] >= 40
+
+
 async def meter_used(page: Page) -> int:
     return int(await page.get_attribute("#meter", "data-used") or 0)
 
@@ -164,6 +192,7 @@ async def test_the_page_hears_the_question_shows_the_answer_and_plays_it(
             await page.press("#text", "Enter")
             await page.wait_for_function(f"{UPDATES} >= 3", timeout=30_000)
             assert await meter_used(page) > after_spoken
+            await growth_curve_follows_the_meter(page)
             assert await page.locator("#log .msg.annie.state").count() >= 2
             assert await page.is_hidden("#error")
             assert errors == []
