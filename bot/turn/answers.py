@@ -36,11 +36,12 @@ from bot.tools.base import ToolOutput
 from bot.turn import reminder_commands
 from bot.turn.reminder_commands import may_be_command
 from bot.turn.reminder_commands import resolve as reminder_command
+from context.choice import pick
 from context.done_claims import claim, fitting
 from context.spoken import count_words, join_spoken, quoted
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
 from memory import approvals
-from memory.db import StoreError
+from memory.db import NotFoundError, StoreError
 from memory.rows import ApprovalRow, TaskRow
 from memory.store import Store
 from models.base import ToolCall
@@ -49,6 +50,8 @@ from models.base import ToolCall
 RunApproved = Callable[[ApprovalRow, asyncio.Event | None], Awaitable[ToolOutput]]
 # The stages before the model, in the order they are tried.
 STAGES = ("reminder", "approval", "state", "done")
+# How many fitting tasks a "which one?" names (and a pick can choose among).
+CHOICES = 5
 
 
 @dataclass
@@ -257,15 +260,36 @@ class StatePath:
 
 
 @dataclass
+class _Choice:
+    """Open tasks named in a "which one is done?", waiting for the user's pick."""
+
+    ids: list[str]
+    titles: list[str]
+    until: float  # time.monotonic() past which the question no longer stands
+
+
+@dataclass
 class DoneClaims:
-    """The user saying an open task is done: both sides said, and a yes asked for."""
+    """The user saying an open task is done: both sides said, and a yes asked for; when
+    several fit, they are named and the user's pick ("the second one", "the one for mum")
+    marks that one done."""
 
     store: Store | None
     ttl_s: float
     name: str = "done"
+    _choices: dict[str, _Choice] = field(default_factory=dict, repr=False)
 
     def acts(self, text: str) -> bool:
-        return claim(text) is not None  # it may ask, which stores an approval
+        # It may ask (storing an approval) or act on a pick.
+        return claim(text) is not None or bool(self._choices)
+
+    def _picked(self, text: str, session_id: str) -> tuple[str, str] | None:
+        """The task a reply picks from this session's open question, as (id, title)."""
+        choice = self._choices.get(session_id)
+        if choice is None or choice.until < time.monotonic():
+            return None
+        index = pick(text, choice.titles)
+        return (choice.ids[index], choice.titles[index]) if index is not None else None
 
     def _fitting(self, text: str) -> list[TaskRow]:
         said = claim(text)
@@ -278,17 +302,27 @@ class DoneClaims:
     ) -> Decision | None:
         if self.store is None or not session_id:
             return None
+        picked = self._picked(text, session_id)
+        self._choices.pop(session_id, None)  # answered, or the user moved on
         try:
+            if picked is not None:
+                done = self.store.tasks.complete(picked[0])
+                said = f"Marked {quoted(picked[1])} done."
+                return Answered(self.name, StateResult(said, "done", [done.id]))
             tasks = self._fitting(text)
-        except (StoreError, sqlite3.Error):
-            return None  # the model hears the claim; nothing is changed either way
+        except (StoreError, sqlite3.Error, NotFoundError):
+            return None  # the model hears the words; nothing is changed either way
         if not tasks:
             return None
         if len(tasks) > 1:
-            names = join_spoken([quoted(t.title) for t in tasks[:3]], len(tasks))
+            named = tasks[:CHOICES]
+            self._choices[session_id] = _Choice(
+                [t.id for t in named], [t.title for t in named], time.monotonic() + self.ttl_s
+            )
+            names = join_spoken([quoted(t.title) for t in named], len(tasks))
             fit = f"{count_words(len(tasks), 'open task').capitalize()} fit that: {names}."
             return Answered(
-                self.name, StateResult(f"{fit} Which one is done?", "done", [t.id for t in tasks])
+                self.name, StateResult(f"{fit} Which one is done?", "done", [t.id for t in named])
             )
         task = tasks[0]
         approval = self.store.approvals.request(
@@ -302,14 +336,18 @@ class DoneClaims:
         return Answered(self.name, StateResult(text, "done", [task.id, approval]))
 
     def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
+        picked = self._picked(text, session_id)
+        if picked is not None:
+            slots: dict[str, object] = {"picked": picked[0]}
+            return Placed(text, self.name, "done", slots, why="picks from 'which one is done?'")
         try:
             tasks = self._fitting(text)
         except (StoreError, sqlite3.Error):
             return None
         if not tasks:
             return None
-        slots: dict[str, object] = {"tasks": [t.id for t in tasks]}
-        return Placed(text, self.name, "done", slots, why="the user says an open task is done")
+        found: dict[str, object] = {"tasks": [t.id for t in tasks]}
+        return Placed(text, self.name, "done", found, why="the user says an open task is done")
 
 
 @dataclass

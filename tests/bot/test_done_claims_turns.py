@@ -51,13 +51,13 @@ async def test_a_task_said_to_be_done_is_asked_about_and_marked_done_on_yes(
     await runtime.close()
 
 
-async def test_no_leaves_it_open_and_unrelated_or_unsure_words_change_nothing(
+async def test_a_pick_no_and_unrelated_or_unsure_words(
     tmp_path: Path, tokenizer: Tokenizer
 ) -> None:
     llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
     runtime = make_runtime(llm, tmp_path)
     gas = runtime.store.tasks.add("pay the gas bill", pending="user")
-    runtime.store.tasks.add("gas bill", pending="assistant")
+    bill = runtime.store.tasks.add("gas bill", pending="assistant")
     runtime.store.tasks.add("do the laundry", pending="user")
     session = runtime.open_session()
 
@@ -68,13 +68,17 @@ async def test_no_leaves_it_open_and_unrelated_or_unsure_words_change_nothing(
         "Two open tasks fit that: 'pay the gas bill' and 'gas bill'. Which one is done?"
     )
     assert runtime.store.approvals.pending() == []
+    # The reply picks one by position (or by what sets it apart), and that one is marked done.
+    events = await collect(session, "the second one")
+    assert [e.text for e in events if isinstance(e, StateAnswer)] == ["Marked 'gas bill' done."]
+    assert [t.id for t in runtime.store.tasks.find(status="done")] == [bill]
 
     # One fits: asked; "no" declines and the task stays open.
     await collect(session, "I did the laundry")
     assert len(runtime.store.approvals.pending()) == 1
     await collect(session, "no")
     assert runtime.store.approvals.pending() == []
-    assert all(t.status == "open" for t in runtime.store.tasks.find())
+    assert [t.id for t in runtime.store.tasks.find(status="done")] == [bill]
 
     # Words of nothing on the list, or not a claim at all, go to the model as before.
     for text in ("I paid the electricity bill", "I will pay the gas bill tomorrow"):
