@@ -32,23 +32,13 @@ def test_a_reply_picks_one_or_none(reply: str, picked: int | None) -> None:
     assert pick(reply, BILLS) == picked
 
 
+POSITIONS = ["the first one", "the second one", "the third one", "the fourth one", "the fifth one"]
+COLORS = ["red", "blue", "green", "gold", "grey"]
+
+
 def test_two_to_five_similar_candidates_are_each_reachable_by_position_and_by_words() -> None:
     for n in range(2, 6):
-        names = [
-            f"call the {color} plumber" for color in ["red", "blue", "green", "gold", "grey"][:n]
-        ]
-        for i, name in enumerate(names):
-            assert (
-                pick(
-                    [
-                        "the first one",
-                        "the second one",
-                        "the third one",
-                        "the fourth one",
-                        "the fifth one",
-                    ][i],
-                    names,
-                )
-                == i
-            )
-            assert pick(f"the {name.split()[2]} one", names) == i
+        names = [f"call the {color} plumber" for color in COLORS[:n]]
+        for i, color in enumerate(COLORS[:n]):
+            assert pick(POSITIONS[i], names) == i
+            assert pick(f"the {color} one", names) == i
