@@ -93,16 +93,26 @@ class Episodes(Records):
     # --- writing (inside the caller's transaction) ---------------------------------------
 
     def said(
-        self, event_n: int, session_n: int | None, kind: str, content: str, created_at: str
+        self,
+        event_n: int,
+        session_n: int | None,
+        kind: str,
+        content: str,
+        created_at: str,
+        *,
+        private: bool = False,
     ) -> int | None:
         """The episode of event `event_n`, if its kind is words said; its key, or None.
-        Called by `Events.append` inside the event's own write transaction."""
+        Called by `Events.append` inside the event's own write transaction. `private`: the
+        words read something private aloud (a state answer from a private note)."""
         speaker = SPEAKERS.get(kind)
         if speaker is None or not content.strip():
             return None
         # Words the user asked to keep between them and Annie are private, and so is the
         # answer to them (it may repeat them): never in a prompt a tool can send out.
-        private = asks_private(content) if speaker == "user" else self._answering_private(session_n)
+        private = private or (
+            asks_private(content) if speaker == "user" else self._answering_private(session_n)
+        )
         return self._write(
             "episode",
             speaker,

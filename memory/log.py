@@ -183,7 +183,8 @@ class Events(Records):
             with self.store.write():
                 n = self.insert(record)
                 if self.episodes is not None and isinstance(content, str):
-                    self.episodes.said(n, session_n, kind, text, created_at)
+                    private = bool((meta or {}).get("private"))
+                    self.episodes.said(n, session_n, kind, text, created_at, private=private)
         except sqlite3.IntegrityError as exc:
             raise NotFoundError(
                 f"no session {session_id}; start one with store.sessions.start()"

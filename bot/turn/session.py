@@ -42,6 +42,7 @@ from context.assembler import Assembler, Assembly, ContextOverflowError, Request
 from context.conversation import Conversation, neutralize
 from context.envelope import Manifest
 from context.ledger import Ledger, Usage
+from context.provenance import PRIVATE
 from memory.approvals import WEB_TOOLS
 from memory.db import StoreError
 from memory.rows import utc_now
@@ -252,16 +253,29 @@ class Session:
         """An answer without the model: kept in the conversation as Annie's words."""
         result = decision.result
         self.assembler.admit_turn(self.conv, request)
-        self.record.say(
+        # An answer read from private notes is private too: its episode, and its place in the
+        # conversation, which is cleared once a tool that sends data out is in reach.
+        held = self._private_sources(result.sources)
+        meta: dict[str, object] = {
+            "intent": result.intent,
+            "sources": result.sources,
+            "path": decision.path,
+        }
+        if held:
+            meta["private"] = True
+        item = self.record.say(
             "state_answer",
             result.text,
             request.turn_id,
             # Never rendered as the template's own markers, such as a forged user turn.
             item_text=neutralize(result.text),
-            meta={"intent": result.intent, "sources": result.sources, "path": decision.path},
+            meta=meta,
             reason=f"{decision.path} answer ({result.intent})",
             path="state",
         )
+        if held:
+            item.meta["sensitivity"] = PRIVATE
+            item.source_ids = held
         return [
             StateAnswer(
                 request.turn_id,
@@ -273,6 +287,18 @@ class Session:
             ),
             TurnDone(request.turn_id, result.text, "state"),
         ]
+
+    def _private_sources(self, sources: list[str]) -> list[str]:
+        """The private notes among an answer's sources (all of its notes when the store
+        cannot say: unvouched, they are kept in as private)."""
+        notes = [s for s in sources if s.startswith("note-")]
+        if not notes:
+            return []
+        try:
+            return sorted(self.store.provenance.private_among(notes))
+        except Exception:
+            log.warning("could not read whether an answer's notes are private; kept as private")
+            return notes
 
     async def _model(
         self,

@@ -132,7 +132,7 @@ async def test_a_state_answer_read_from_a_private_note_does_not_reach_a_search(
     tmp_path: Path, tokenizer: Tokenizer
 ) -> None:
     with SearchEngine() as engine:
-        runtime, replies, _ = web_runtime(tmp_path, tokenizer, engine)
+        runtime, replies, llm = web_runtime(tmp_path, tokenizer, engine)
         private_note(runtime, "My sister Ingrid is going through a divorce")
         session = runtime.open_session()
         events = await collect(session, "What did I tell you about Ingrid?")
@@ -147,6 +147,11 @@ async def test_a_state_answer_read_from_a_private_note_does_not_reach_a_search(
         events = await collect(session, "Find me some help with that online.")
         assert engine.queries == []
         assert [e.text for e in events if isinstance(e, TurnDone)] == [REFUSED]
+        # The answer read from the private note is private too: out of every prompt made
+        # while the web is in reach, and its episode is private.
+        assert llm.prompts and all("going through a divorce" not in p for p in llm.prompts)
+        (said,) = runtime.store.events.find(session.id, kinds=["state_answer"])
+        assert runtime.store.provenance.private_events([said.id]) == {said.id}
         await runtime.close()
 
 
