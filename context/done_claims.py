@@ -51,6 +51,13 @@ _STATE = re.compile(
     r"handled|cleaned|returned|renewed|filed|submitted|signed|posted|mailed|bought|ordered)"
     r"(?:\s+(?:already|today|now))?$"
 )
+# The user telling Annie to mark it: "mark the report done", "tick off the gas bill",
+# "the report task is complete, mark it off" is two sentences and not this.
+_COMMAND = re.compile(
+    rf"^{_LEAD}(?:(?:please|can you|could you)\s+)*"
+    r"(?:mark|tick|check|cross)\s+(?:off\s+)?(?P<rest>[a-z0-9' \-]+?)"
+    r"(?:\s+(?:as\s+)?(?:done|complete|completed|finished|off))?(?:\s+please)?$"
+)
 _NOT = re.compile(r"\b(?:not|never|n't|didn|haven|wasn|won't|will|gonna|going to|should|might)\b")
 # Words that go on to ask or tell something else: the claim is not the whole utterance.
 _MORE = re.compile(
@@ -65,9 +72,21 @@ class Claim:
 
     words: frozenset[str]
     said: str  # the claim as said, for the answer
+    # Told to mark it ("mark the report done"), not said to be done already: the words it
+    # names the task by, each of which the task must have.
+    named: tuple[str, ...] = ()
+
+    @property
+    def command(self) -> bool:
+        return bool(self.named)
 
     def fits(self, title: str) -> bool:
-        """Whether the task titled `title` is what the claim says is done."""
+        """Whether the task titled `title` is what the claim says is done (or names)."""
+        if self.named:
+            have: set[str] = set()
+            for word in _words(title):
+                have |= forms(word)
+            return all(forms(word) & have for word in self.named)
         needed = meaning_words(title)
         return bool(needed) and needed <= self.words and len(needed - _VERBS_ONLY) > 0
 
@@ -107,9 +126,17 @@ def meaning_words(title: str) -> frozenset[str]:
 def claim(text: str) -> Claim | None:
     """What the user says is already done, if the whole utterance says so."""
     said = " ".join(text.lower().replace("\u2019", "'").split()).strip(" .!")
-    if not said or "?" in said or _NOT.search(said) or _MORE.search(said):
+    if not said or "?" in said or _NOT.search(said):
         return None
     said = said.replace(",", "")
+    told = _COMMAND.match(said)
+    if told is not None and not _MORE.search(told["rest"]):
+        rest = [w for w in _words(told["rest"]) if w not in ("task", "item", "one")]
+        if not rest:
+            return None
+        return Claim(frozenset(rest), said, named=tuple(rest))
+    if _MORE.search(said):
+        return None
     for pattern in (_PAST, _STATE):
         found = pattern.match(said)
         if found is None:
@@ -121,10 +148,10 @@ def claim(text: str) -> Claim | None:
         rest = _words(found["rest"])
         if not rest:
             return None
-        words = set(forms(verb))
+        found_words = set(forms(verb))
         for word in rest:
-            words |= forms(word)
-        return Claim(frozenset(words), said)
+            found_words |= forms(word)
+        return Claim(frozenset(found_words), said)
     return None
 
 

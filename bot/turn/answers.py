@@ -306,9 +306,7 @@ class DoneClaims:
         self._choices.pop(session_id, None)  # answered, or the user moved on
         try:
             if picked is not None:
-                done = self.store.tasks.complete(picked[0])
-                said = f"Marked {quoted(picked[1])} done."
-                return Answered(self.name, StateResult(said, "done", [done.id]))
+                return self._marked(*picked)
             tasks = self._fitting(text)
         except (StoreError, sqlite3.Error, NotFoundError):
             return None  # the model hears the words; nothing is changed either way
@@ -325,6 +323,13 @@ class DoneClaims:
                 self.name, StateResult(f"{fit} Which one is done?", "done", [t.id for t in named])
             )
         task = tasks[0]
+        told = claim(text)
+        if told is not None and told.command:
+            # Told to mark the one task that fits: done, with nothing to ask.
+            try:
+                return self._marked(task.id, task.title)
+            except (StoreError, sqlite3.Error, NotFoundError):
+                return None
         approval = self.store.approvals.request(
             "complete_task",
             {"task_id": task.id},
@@ -334,6 +339,12 @@ class DoneClaims:
         )
         text = f"Your task {quoted(task.title)} is still open. Shall I mark it done?"
         return Answered(self.name, StateResult(text, "done", [task.id, approval]))
+
+    def _marked(self, task_id: str, title: str) -> Answered:
+        """Mark the task done and say so by its words."""
+        assert self.store is not None
+        done = self.store.tasks.complete(task_id)
+        return Answered(self.name, StateResult(f"Marked {quoted(title)} done.", "done", [done.id]))
 
     def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
         picked = self._picked(text, session_id)

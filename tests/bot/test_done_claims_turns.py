@@ -88,4 +88,10 @@ async def test_a_pick_no_and_unrelated_or_unsure_words(
         assert len(llm.prompts) == before + 1
     row = runtime.store.tasks.get(gas)
     assert row is not None and row.status == "open"
+
+    # Told to mark the one task that fits: done at once, nothing asked.
+    events = await collect(session, "Tick off the laundry, please.")
+    said = [e.text for e in events if isinstance(e, StateAnswer)]
+    assert said == ["Marked 'do the laundry' done."]
+    assert runtime.store.approvals.pending() == []
     await runtime.close()

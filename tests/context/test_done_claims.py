@@ -64,3 +64,19 @@ def test_a_claim_fits_the_tasks_it_names(said: str, fits: list[str]) -> None:
 def test_questions_plans_negations_and_more_are_not_claims(said: str) -> None:
     found = claim(said)
     assert found is None or not any(found.fits(t) for t in TITLES), said
+
+
+@pytest.mark.parametrize(
+    ("said", "fits"),
+    [
+        ("mark the taxes done", ["file the taxes"]),
+        ("please mark the dentist task as done", ["book the dentist"]),
+        ("tick off the laundry", ["do the laundry"]),
+        ("cross off the bills", ["pay the gas bill", "pay the water bill"]),
+        ("mark the car done", []),
+    ],
+)
+def test_being_told_to_mark_a_task_names_it_by_its_words(said: str, fits: list[str]) -> None:
+    found = claim(said)
+    assert found is not None and found.command, said
+    assert [t for t in TITLES if found.fits(t)] == fits
