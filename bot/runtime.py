@@ -73,7 +73,7 @@ class Runtime:
         registry: ToolRegistry | None = None,
         hooks_factory: HooksFactory | None = None,
         system_prompt: str | None = None,
-        answer_stages: tuple[str, ...] = ("reminder", "approval", "state", "done"),
+        answer_stages: tuple[str, ...] = ("reminder", "approval", "state", "done", "fact"),
     ) -> None:
         self.settings = settings
         self._llm = llm

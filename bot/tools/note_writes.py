@@ -72,8 +72,10 @@ def _same_text(a: str, b: str) -> bool:
 
 
 def _current_twin(store: Store, text: str) -> NoteRow | None:
-    """A current note with the same words (saving it again adds nothing)."""
-    ids = [h.id for h in store.notes.search_fts(text, limit=10) if _same_text(h.text, text)]
+    """A current note with the same words (saving it again adds nothing). Only notes: the
+    user's own words are an episode with the same text, and are no note yet."""
+    hits = store.notes.search_fts(text, limit=10, written_only=True)
+    ids = [h.id for h in hits if _same_text(h.text, text)]
     notes = store.provenance.of(ids)
     return next((n for i in ids if (n := notes.get(i)) and not n.superseded_by), None)
 
@@ -83,7 +85,7 @@ def _contradicted(store: Store, text: str) -> NoteRow | None:
     found = claim(text)
     if found is None:
         return None
-    hits = store.notes.search_fts(found.subject, limit=20)
+    hits = store.notes.search_fts(found.subject, limit=20, written_only=True)
     notes = store.provenance.of(h.id for h in hits)
     return store.provenance.contradicted(text, [notes[h.id] for h in hits if h.id in notes])
 

@@ -10,9 +10,11 @@
 4. Done claims: the user saying something is already done that an open task holds as not
    ("I already paid the gas bill"): the task is named and the user asked whether to mark it
    done, as an approval; nothing changes without the yes (`context.done_claims`).
-5. The model (`bot.turn.model_turn`), for everything else and after an approval.
+5. Stated facts: the user stating a value a current note states otherwise: both said, and
+   the note replaced only on the yes.
+6. The model (`bot.turn.model_turn`), for everything else and after an approval.
 
-The first four answer without the model, in milliseconds. Each is an `Answerer`: it answers
+The first five answer without the model, in milliseconds. Each is an `Answerer`: it answers
 (`answer`), says whether answering may change the store (`acts`), and says read only whether
 it would answer and why (`place`, what `python -m bot route` prints). Every front end (the
 voice page, `chat`, `ask`, replay) decides through one `AnswerChain`, built by
@@ -42,14 +44,15 @@ from context.spoken import count_words, join_spoken, quoted
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
 from memory import approvals
 from memory.db import NotFoundError, StoreError
-from memory.rows import ApprovalRow, TaskRow
+from memory.provenance import claim as stated
+from memory.rows import ApprovalRow, NoteRow, TaskRow
 from memory.store import Store
 from models.base import ToolCall
 
 # Runs an approved call with its stored parameters; the event stops it (a barge-in).
 RunApproved = Callable[[ApprovalRow, asyncio.Event | None], Awaitable[ToolOutput]]
 # The stages before the model, in the order they are tried.
-STAGES = ("reminder", "approval", "state", "done")
+STAGES = ("reminder", "approval", "state", "done", "fact")
 # How many fitting tasks a "which one?" names (and a pick can choose among).
 CHOICES = 5
 
@@ -99,7 +102,7 @@ class Placed:
     decided, None where a rule did."""
 
     text: str
-    stage: str  # "reminder" | "approval" | "state" | "done" | "model"
+    stage: str  # "reminder" | "approval" | "state" | "done" | "fact" | "model"
     intent: str | None = None
     slots: dict[str, object] = field(default_factory=dict)
     confidence: float | None = None
@@ -362,6 +365,60 @@ class DoneClaims:
 
 
 @dataclass
+class StatedFacts:
+    """The user stating a value that a current note states otherwise ("my sister lives in
+    Porto" against "My sister lives in Lisbon"): both said, and a yes asked for before the
+    note is replaced (`memory.provenance`'s subject-and-value rule)."""
+
+    store: Store | None
+    ttl_s: float
+    name: str = "fact"
+
+    def acts(self, text: str) -> bool:
+        return stated(text) is not None  # it may ask, which stores an approval
+
+    def _contradicted(self, text: str) -> NoteRow | None:
+        if self.store is None or "?" in text or stated(text) is None:
+            return None
+        hits = self.store.notes.search_fts(text, limit=10, written_only=True)
+        rows = [row for h in hits if (row := self.store.notes.get(h.id)) is not None]
+        return self.store.provenance.contradicted(text, [r for r in rows if not r.expired()])
+
+    async def answer(
+        self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
+    ) -> Decision | None:
+        if self.store is None or not session_id:
+            return None
+        try:
+            old = self._contradicted(text)
+            if old is None:
+                return None
+            said = " ".join(text.split()).rstrip(".!")
+            said = said[:1].upper() + said[1:]
+            approval = self.store.approvals.request(
+                "save_note",
+                {"text": said, "replaces": old.id},
+                session_id,
+                ttl_s=self.ttl_s,
+                target=f"note {quoted(said)} in place of {quoted(old.text)}",
+            )
+        except (StoreError, sqlite3.Error):
+            return None  # the model hears the words; nothing is changed either way
+        answer = f"Your notes say {quoted(old.text)}. Shall I note {quoted(said)} instead?"
+        return Answered(self.name, StateResult(answer, "fact", [old.id, approval]))
+
+    def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
+        try:
+            old = self._contradicted(text)
+        except (StoreError, sqlite3.Error):
+            return None
+        if old is None:
+            return None
+        found: dict[str, object] = {"note": old.id}
+        return Placed(text, self.name, "fact", found, why="the words contradict a current note")
+
+
+@dataclass
 class AnswerChain:
     """The answerers before the model, in order; `decide` returns the first that answers."""
 
@@ -382,7 +439,9 @@ class AnswerChain:
         }
         if resolver is not None:
             made["state"] = StatePath(resolver)
-            made["done"] = DoneClaims(store, resolver.settings.tools.approval_ttl_s)
+            ttl = resolver.settings.tools.approval_ttl_s
+            made["done"] = DoneClaims(store, ttl)
+            made["fact"] = StatedFacts(store, ttl)
         return cls([made[name] for name in STAGES if name in stages and name in made])
 
     @property

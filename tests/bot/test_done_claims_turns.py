@@ -1,6 +1,7 @@
-"""The user says an open task is done: Annie names it and asks, and only the user's yes marks
-it done. Real runtime, answer chain, approvals and SQLite file; the scripted model on the
-real tokenizer answers after the yes."""
+"""The user says an open task is done, or states a fact a note states otherwise: Annie says
+both sides and asks, and only the user's yes changes the records. Real runtime, answer chain,
+approvals and SQLite file; the scripted model on the real tokenizer answers after the yes.
+"""
 
 from __future__ import annotations
 
@@ -94,4 +95,38 @@ async def test_a_pick_no_and_unrelated_or_unsure_words(
     said = [e.text for e in events if isinstance(e, StateAnswer)]
     assert said == ["Marked 'do the laundry' done."]
     assert runtime.store.approvals.pending() == []
+    await runtime.close()
+
+
+async def test_a_stated_fact_against_a_note_is_said_with_both_sides_and_changed_on_yes(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    replies: deque[str] = deque()
+    llm = ScriptedLLM(tokenizer, lambda prompt: replies.popleft() if replies else "Okay.")
+    runtime = make_runtime(llm, tmp_path)  # its registry has save_note
+    old = runtime.store.notes.add("My sister lives in Lisbon")
+    runtime.store.notes.add("My brother lives in Porto")
+    session = runtime.open_session()
+
+    events = await collect(session, "my sister lives in Porto now")
+    said = [e.text for e in events if isinstance(e, StateAnswer)]
+    assert said == [
+        "Your notes say 'My sister lives in Lisbon'. Shall I note 'My sister lives in Porto "
+        "now' instead?"
+    ]
+    assert llm.prompts == []
+    note = runtime.store.notes.get(old)
+    assert note is not None and not note.superseded_by  # nothing changes before the yes
+
+    replies.append("Noted.")
+    await collect(session, "yes")
+    note = runtime.store.notes.get(old)
+    assert note is not None and note.superseded_by
+    new = runtime.store.notes.get(note.superseded_by)
+    assert new is not None and new.text == "My sister lives in Porto now"
+
+    # What agrees with the notes, or says nothing of a subject's value, goes on as before.
+    for text in ("My brother lives in Porto", "Is my sister in Porto?", "I like Porto"):
+        events = await collect(session, text)
+        assert not [e for e in events if isinstance(e, StateAnswer)], text
     await runtime.close()

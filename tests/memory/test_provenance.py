@@ -209,3 +209,16 @@ def test_search_memory_leaves_private_notes_out_when_data_can_leave(store: Store
 
 def test_origin_without_a_turn_has_no_source_event(store: Store) -> None:
     assert origin_of(store, "", "", "assistant") == Origin("assistant")
+
+
+def test_saving_the_users_own_words_makes_a_note_not_a_twin_of_their_episode(
+    store: Store,
+) -> None:
+    """The user's words are an episode with the same text; saving them as a note must write a
+    note (before, the episode counted as the note's twin, and nothing was saved)."""
+    session = store.sessions.start()
+    store.events.append(session, "user", "My bike lock code is 7071", role="user")
+    out = save_note(SaveNoteArgs(text="My bike lock code is 7071"), store, None, "t")
+    note = store.notes.get(out.data["id"])
+    assert note is not None and note.kind == "note" and note.text == "My bike lock code is 7071"
+    assert [h.id for h in store.notes.search_fts("bike lock", written_only=True)] == [note.id]
