@@ -10,6 +10,8 @@ the reply is an ordinary turn.
 from __future__ import annotations
 
 import re
+import time
+from dataclasses import dataclass, field
 
 _ORDINALS = {
     "first": 0, "1st": 0, "one": 0, "second": 1, "2nd": 1, "two": 1, "third": 2, "3rd": 2,
@@ -56,3 +58,36 @@ def pick(reply: str, candidates: list[str]) -> int | None:
         return None
     fits = [i for i, name in enumerate(names) if telling <= name]
     return fits[0] if len(fits) == 1 else None
+
+
+@dataclass
+class _Open:
+    ids: list[str]
+    names: list[str]
+    until: float  # time.monotonic() past which the question no longer stands
+
+
+@dataclass
+class Choices:
+    """The "which one?" each session is waiting on: the candidates' ids and how they were
+    named, for `ttl_s` seconds. A reply picks one (`picked`), or the question lapses."""
+
+    ttl_s: float
+    _open: dict[str, _Open] = field(default_factory=dict, repr=False)
+
+    def ask(self, session_id: str, ids: list[str], names: list[str]) -> None:
+        self._open[session_id] = _Open(ids, names, time.monotonic() + self.ttl_s)
+
+    def waiting(self) -> bool:
+        return bool(self._open)
+
+    def picked(self, session_id: str, reply: str) -> tuple[str, str] | None:
+        """The (id, name) the reply picks from this session's open question, or None."""
+        found = self._open.get(session_id)
+        if found is None or found.until < time.monotonic():
+            return None
+        index = pick(reply, found.names)
+        return (found.ids[index], found.names[index]) if index is not None else None
+
+    def close(self, session_id: str) -> None:
+        self._open.pop(session_id, None)

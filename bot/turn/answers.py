@@ -38,7 +38,7 @@ from bot.tools.base import ToolOutput
 from bot.turn import reminder_commands
 from bot.turn.reminder_commands import may_be_command
 from bot.turn.reminder_commands import resolve as reminder_command
-from context.choice import pick
+from context.choice import Choices
 from context.done_claims import claim, fitting
 from context.spoken import count_words, join_spoken, quoted
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
@@ -55,6 +55,8 @@ RunApproved = Callable[[ApprovalRow, asyncio.Event | None], Awaitable[ToolOutput
 STAGES = ("reminder", "approval", "state", "done", "fact")
 # How many fitting tasks a "which one?" names (and a pick can choose among).
 CHOICES = 5
+# How long a reminder's "which one?" stands (a task's stands as long as an approval).
+CHOICE_TTL_S = 300.0
 
 
 @dataclass
@@ -137,17 +139,29 @@ class ReminderCommands:
 
     store: Store | None
     name: str = "reminder"
+    # "Which one?" after a cancel that fits several: the reply picks one ("the second one").
+    choices: Choices = field(default_factory=lambda: Choices(CHOICE_TTL_S))
 
     def acts(self, text: str) -> bool:
-        return may_be_command(text)
+        return may_be_command(text) or self.choices.waiting()
 
     async def answer(
         self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
     ) -> Decision | None:
         if self.store is None:
             return None
+        picked = self.choices.picked(session_id, text)
+        self.choices.close(session_id)  # answered, or the user moved on
+        if picked is not None:
+            return Answered(self.name, reminder_commands.cancel_one(self.store, picked[0]))
         result = reminder_command(text, self.store, session_id)
-        return Answered(self.name, result) if result is not None else None
+        if result is None:
+            return None
+        if result.intent == reminder_commands.CHOOSE:
+            rows = [self.store.reminders.get(i) for i in result.sources]
+            named = [r for r in rows if r is not None]
+            self.choices.ask(session_id, [r.id for r in named], [r.text for r in named])
+        return Answered(self.name, result)
 
     def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
         if self.store is None:
@@ -263,15 +277,6 @@ class StatePath:
 
 
 @dataclass
-class _Choice:
-    """Open tasks named in a "which one is done?", waiting for the user's pick."""
-
-    ids: list[str]
-    titles: list[str]
-    until: float  # time.monotonic() past which the question no longer stands
-
-
-@dataclass
 class DoneClaims:
     """The user saying an open task is done: both sides said, and a yes asked for; when
     several fit, they are named and the user's pick ("the second one", "the one for mum")
@@ -280,19 +285,14 @@ class DoneClaims:
     store: Store | None
     ttl_s: float
     name: str = "done"
-    _choices: dict[str, _Choice] = field(default_factory=dict, repr=False)
+    choices: Choices = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.choices = Choices(self.ttl_s)
 
     def acts(self, text: str) -> bool:
         # It may ask (storing an approval) or act on a pick.
-        return claim(text) is not None or bool(self._choices)
-
-    def _picked(self, text: str, session_id: str) -> tuple[str, str] | None:
-        """The task a reply picks from this session's open question, as (id, title)."""
-        choice = self._choices.get(session_id)
-        if choice is None or choice.until < time.monotonic():
-            return None
-        index = pick(text, choice.titles)
-        return (choice.ids[index], choice.titles[index]) if index is not None else None
+        return claim(text) is not None or self.choices.waiting()
 
     def _fitting(self, text: str) -> list[TaskRow]:
         said = claim(text)
@@ -305,8 +305,8 @@ class DoneClaims:
     ) -> Decision | None:
         if self.store is None or not session_id:
             return None
-        picked = self._picked(text, session_id)
-        self._choices.pop(session_id, None)  # answered, or the user moved on
+        picked = self.choices.picked(session_id, text)
+        self.choices.close(session_id)  # answered, or the user moved on
         try:
             if picked is not None:
                 return self._marked(*picked)
@@ -317,9 +317,7 @@ class DoneClaims:
             return None
         if len(tasks) > 1:
             named = tasks[:CHOICES]
-            self._choices[session_id] = _Choice(
-                [t.id for t in named], [t.title for t in named], time.monotonic() + self.ttl_s
-            )
+            self.choices.ask(session_id, [t.id for t in named], [t.title for t in named])
             names = join_spoken([quoted(t.title) for t in named], len(tasks))
             fit = f"{count_words(len(tasks), 'open task').capitalize()} fit that: {names}."
             return Answered(
@@ -350,7 +348,7 @@ class DoneClaims:
         return Answered(self.name, StateResult(f"Marked {quoted(title)} done.", "done", [done.id]))
 
     def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
-        picked = self._picked(text, session_id)
+        picked = self.choices.picked(session_id, text)
         if picked is not None:
             slots: dict[str, object] = {"picked": picked[0]}
             return Placed(text, self.name, "done", slots, why="picks from 'which one is done?'")

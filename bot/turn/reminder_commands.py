@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.turn.reminders import clock_time
+from context.spoken import count_words
 from context.state import StateResult
 from memory.db import NotFoundError, StoreError
 from memory.rows import ReminderRow, utc_now
 from memory.store import Store
 
 INTENT = "reminder"
+# A cancel that fits several reminders: they are named and the user asked which one.
+CHOOSE = "reminder_choice"
 DEFAULT_SNOOZE_MIN = 10.0
 
 _SMALL = "zero one two three four five six seven eight nine ten eleven twelve thirteen"
@@ -241,12 +244,17 @@ def _cancel(what: str, store: Store, session_id: str) -> StateResult:
     if not rows:
         return _answer(f"There's no open reminder{about}.")
     if len(rows) > 1:
-        return _answer(
-            f"{len(rows)} reminders{about} are open: {_names(rows[:3])}. Which one?",
-            *[r.id for r in rows[:3]],
+        named = f"{count_words(len(rows), 'reminder').capitalize()}{about} are open"
+        return StateResult(
+            f"{named}: {_names(rows[:3])}. Which one?", CHOOSE, [r.id for r in rows[:3]]
         )
+    return cancel_one(store, rows[0].id, about)
+
+
+def cancel_one(store: Store, reminder_id: str, about: str = "") -> StateResult:
+    """Cancel one reminder and say which, by its words."""
     try:
-        row = store.reminders.cancel(rows[0].id)
+        row = store.reminders.cancel(reminder_id)
     except NotFoundError:
         return _answer(f"There's no open reminder{about}.")
     return _answer(f"Cancelled the reminder: {row.text}.", row.id)

@@ -154,6 +154,15 @@ async def test_spoken_commands_set_a_timer_snooze_done_and_cancel(
         answer = said(await collect(session, "Remind me in 20 minutes to call Ana."))
         assert answer == "I'll remind you in 20 minutes: call Ana."
         assert [r.text for r in store.reminders.open()] == ["5 minute timer", "call Ana"]
+
+        # Two fit: both named by their words and times, never by id, and the reply picks one.
+        store.reminders.add("call Ana about the party", utc_now() + timedelta(hours=2))
+        answer = said(await collect(session, "Cancel the reminder about Ana"))
+        assert answer.startswith("Two reminders about Ana are open: call Ana, at ")
+        assert answer.endswith("Which one?") and "rem-" not in answer
+        answer = said(await collect(session, "the one about the party"))
+        assert answer == "Cancelled the reminder: call Ana about the party."
+        assert [r.text for r in store.reminders.open()] == ["5 minute timer", "call Ana"]
         # Only the bare "done" with nothing said went on to the model.
         assert len(llm.prompts) == 1 and "<|im_start|>user\ndone<|im_end|>" in llm.prompts[0]
     finally:
