@@ -12,11 +12,9 @@
    done, as an approval; nothing changes without the yes (`context.done_claims`).
 5. Stated facts: the user stating a value a current note states otherwise: both said, and
    the note replaced only on the yes.
-6. Deleting a note by its words ("delete the note about the gate code"): asked as an approval;
-   several that fit are named and the user's pick says which (`context.forget`).
-7. The model (`bot.turn.model_turn`), for everything else and after an approval.
+6. The model (`bot.turn.model_turn`), for everything else and after an approval.
 
-The first six answer without the model, in milliseconds. Each is an `Answerer`: it answers
+The first five answer without the model, in milliseconds. Each is an `Answerer`: it answers
 (`answer`), says whether answering may change the store (`acts`), and says read only whether
 it would answer and why (`place`, what `python -m bot route` prints). Every front end (the
 voice page, `chat`, `ask`, replay) decides through one `AnswerChain`, built by
@@ -40,7 +38,6 @@ from bot.tools.base import ToolOutput
 from bot.turn import reminder_commands
 from bot.turn.reminder_commands import may_be_command
 from bot.turn.reminder_commands import resolve as reminder_command
-from context import forget
 from context.choice import Choices
 from context.done_claims import claim, fitting
 from context.spoken import count_words, join_spoken, quoted
@@ -55,7 +52,7 @@ from models.base import ToolCall
 # Runs an approved call with its stored parameters; the event stops it (a barge-in).
 RunApproved = Callable[[ApprovalRow, asyncio.Event | None], Awaitable[ToolOutput]]
 # The stages before the model, in the order they are tried.
-STAGES = ("reminder", "approval", "state", "done", "fact", "forget")
+STAGES = ("reminder", "approval", "state", "done", "fact")
 # How many fitting tasks a "which one?" names (and a pick can choose among).
 CHOICES = 5
 # How long a reminder's "which one?" stands (a task's stands as long as an approval).
@@ -107,7 +104,7 @@ class Placed:
     decided, None where a rule did."""
 
     text: str
-    stage: str  # a stage's name (STAGES) or "model"
+    stage: str  # "reminder" | "approval" | "state" | "done" | "fact" | "model"
     intent: str | None = None
     slots: dict[str, object] = field(default_factory=dict)
     confidence: float | None = None
@@ -279,26 +276,6 @@ class StatePath:
         )
 
 
-def placed_choice(
-    stage: str,
-    text: str,
-    picked: tuple[str, str] | None,
-    fitting: Callable[[], Sequence[TaskRow | NoteRow]],
-    why: str,
-) -> Placed | None:
-    """Where a stage that names records and asks "which one?" would place `text`: a pick from
-    its open question, or the records the words fit (read only)."""
-    if picked is not None:
-        return Placed(text, stage, stage, {"picked": picked[0]}, why="picks from 'which one?'")
-    try:
-        found = fitting()
-    except (StoreError, sqlite3.Error):
-        return None
-    if not found:
-        return None
-    return Placed(text, stage, stage, {"records": [r.id for r in found]}, why=why)
-
-
 @dataclass
 class DoneClaims:
     """The user saying an open task is done: both sides said, and a yes asked for; when
@@ -372,8 +349,17 @@ class DoneClaims:
 
     def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
         picked = self.choices.picked(session_id, text)
-        why = "the user says an open task is done, or names one to mark"
-        return placed_choice(self.name, text, picked, lambda: self._fitting(text), why)
+        if picked is not None:
+            slots: dict[str, object] = {"picked": picked[0]}
+            return Placed(text, self.name, "done", slots, why="picks from 'which one is done?'")
+        try:
+            tasks = self._fitting(text)
+        except (StoreError, sqlite3.Error):
+            return None
+        if not tasks:
+            return None
+        found: dict[str, object] = {"tasks": [t.id for t in tasks]}
+        return Placed(text, self.name, "done", found, why="the user says an open task is done")
 
 
 @dataclass
@@ -431,72 +417,6 @@ class StatedFacts:
 
 
 @dataclass
-class ForgetNote:
-    """ "Delete the note about the gate code": one fitting note is named and deleted only on the
-    yes (an approval, as every deletion); several are named and the user's pick says which."""
-
-    store: Store | None
-    ttl_s: float
-    name: str = "forget"
-    choices: Choices = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.choices = Choices(self.ttl_s)
-
-    def acts(self, text: str) -> bool:
-        return forget.named(text) is not None or self.choices.waiting()
-
-    def _fitting(self, text: str) -> list[NoteRow]:
-        words = forget.named(text)
-        if words is None or self.store is None:
-            return []
-        hits = self.store.notes.search_fts(" ".join(words), limit=20, written_only=True)
-        rows = [row for h in hits if (row := self.store.notes.get(h.id)) is not None]
-        return forget.fitting(words, rows)
-
-    async def answer(
-        self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
-    ) -> Decision | None:
-        if self.store is None or not session_id:
-            return None
-        picked = self.choices.picked(session_id, text)
-        self.choices.close(session_id)
-        try:
-            if picked is not None:
-                # Asked which one to delete, the user named it: that answer is the yes.
-                self.store.notes.delete(picked[0])
-                said = f"Deleted the note {quoted(picked[1])}."
-                return Answered(self.name, StateResult(said, "forget", [picked[0]]))
-            notes = self._fitting(text)
-            if not notes:
-                return None
-            if len(notes) > 1:
-                shown = notes[:CHOICES]
-                self.choices.ask(session_id, [n.id for n in shown], [n.text for n in shown])
-                names = join_spoken([quoted(n.text) for n in shown], len(notes))
-                fit = f"{count_words(len(notes), 'note').capitalize()} fit that: {names}."
-                asked = f"{fit} Which one shall I delete?"
-                return Answered(self.name, StateResult(asked, "forget", [n.id for n in shown]))
-            note = notes[0]
-            approval = self.store.approvals.request(
-                "delete_note",
-                {"note_id": note.id},
-                session_id,
-                ttl_s=self.ttl_s,
-                target=f"delete the note {quoted(note.text)}",
-            )
-        except (StoreError, sqlite3.Error, NotFoundError):
-            return None
-        asked = f"Shall I delete the note {quoted(note.text)}?"
-        return Answered(self.name, StateResult(asked, "forget", [note.id, approval]))
-
-    def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
-        picked = self.choices.picked(session_id, text)
-        why = "asks to delete a note by its words"
-        return placed_choice(self.name, text, picked, lambda: self._fitting(text), why)
-
-
-@dataclass
 class AnswerChain:
     """The answerers before the model, in order; `decide` returns the first that answers."""
 
@@ -520,7 +440,6 @@ class AnswerChain:
             ttl = resolver.settings.tools.approval_ttl_s
             made["done"] = DoneClaims(store, ttl)
             made["fact"] = StatedFacts(store, ttl)
-            made["forget"] = ForgetNote(store, ttl)
         return cls([made[name] for name in STAGES if name in stages and name in made])
 
     @property
