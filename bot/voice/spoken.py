@@ -127,6 +127,11 @@ def speakable(piece: str) -> str:
     return _ID.sub(lambda m: _ID_SAID[m.group(1).lower()], piece)
 
 
+def holds_id(text: str) -> bool:
+    """Whether `text` names a record by its id ("note-3", "task-12")."""
+    return _ID.search(text) is not None
+
+
 def looks_like_code(text: str) -> bool:
     """A sentence that is really code (a statement, an expression): not for reading aloud."""
     stripped = text.strip()

@@ -15,6 +15,7 @@ from bot.voice.spoken import (
     SpokenAnswer,
     classify,
     for_turn,
+    holds_id,
     looks_like_code,
 )
 from config.settings import SpeechSettings
@@ -277,3 +278,8 @@ def test_ids_are_never_said_the_page_keeps_them(written: str, said: str) -> None
     pieces = voiced.feed(written) + voiced.flush()
     assert " ".join(pieces) == said
     assert voiced.say(written) == [said]
+
+
+def test_holds_id_tells_a_record_id_from_words_that_look_like_one() -> None:
+    assert holds_id("Shall I delete note-3?") and holds_id("see (TASK-12)")
+    assert not holds_id("Open notebook-2 on the shelf.") and not holds_id("the note about it")

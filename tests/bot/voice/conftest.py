@@ -87,6 +87,10 @@ async def serve(
         # Not runtime.close(): that would also close the shared, session-scoped model.
         for session in list(runtime.sessions):
             await session.close()
+    # Reached when the test passed: whatever it had Annie say, no record id was said aloud
+    # (the page may show ids; the voice never reads them).
+    voiced = [v.tts.stats.ids_voiced for v in server.voices]
+    assert not any(voiced), f"record ids were said aloud, per connection: {voiced}"
 
 
 DELETED = "I deleted the old gate code."
