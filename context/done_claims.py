@@ -58,6 +58,10 @@ _COMMAND = re.compile(
     r"(?:mark|tick|check|cross)\s+(?:off\s+)?(?P<rest>[a-z0-9' \-]+?)"
     r"(?:\s+(?:as\s+)?(?:done|complete|completed|finished|off))?(?:\s+please)?$"
 )
+_TOLD_TOO = re.compile(
+    r"\s*(?:and\s+|so\s+)?(?:please\s+)?(?:tick|mark|cross|check)\s+it\s+"
+    r"(?:off|done|as done)(?:\s+please)?$"
+)
 _NOT = re.compile(r"\b(?:not|never|n't|didn|haven|wasn|won't|will|gonna|going to|should|might)\b")
 # Words that go on to ask or tell something else: the claim is not the whole utterance.
 _MORE = re.compile(
@@ -75,10 +79,12 @@ class Claim:
     # Told to mark it ("mark the report done"), not said to be done already: the words it
     # names the task by, each of which the task must have.
     named: tuple[str, ...] = ()
+    # Said done and told to mark it in one breath ("I paid the plumber, tick it off").
+    told: bool = False
 
     @property
     def command(self) -> bool:
-        return bool(self.named)
+        return bool(self.named) or self.told
 
     def fits(self, title: str) -> bool:
         """Whether the task titled `title` is what the claim says is done (or names)."""
@@ -135,6 +141,8 @@ def claim(text: str) -> Claim | None:
         if not rest:
             return None
         return Claim(frozenset(rest), said, named=tuple(rest))
+    told_too = _TOLD_TOO.search(said) is not None
+    said = _TOLD_TOO.sub("", said).strip()
     if _MORE.search(said):
         return None
     for pattern in (_PAST, _STATE):
@@ -151,7 +159,7 @@ def claim(text: str) -> Claim | None:
         found_words = set(forms(verb))
         for word in rest:
             found_words |= forms(word)
-        return Claim(frozenset(found_words), said)
+        return Claim(frozenset(found_words), said, told=told_too)
     return None
 
 

@@ -148,7 +148,7 @@ async def test_a_live_task_is_shown_once_and_its_commitment_returns_when_done(
 
     # The task is done: the next checkpoint carries the commitment under its own heading.
     script.replies += [write_call("complete_task", {"task_id": task.id}, dialect), "Done."]
-    await turn(session, "I paid the plumber, tick it off.")
+    await turn(session, "Please complete the plumber task for me.")  # the model's call
     assert runtime.store.tasks.pending() == []
     done = runtime.store.events.find(session.id, kinds=["tool_result"])[-1]
     await compact_past(session, lambda: all(i.id != done.id for i in session.conv.items))
