@@ -27,6 +27,7 @@ import functools
 import logging
 import re
 import weakref
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ NAME_EXEMPT = 500
 # would hold back every query that has them.
 FILLER = 200
 MIN_DIGITS = 4
+REFUSALS_KEPT = 100
 MIN_WORD = 3
 # Words run together with the separators dropped are compared as one string only for pieces
 # this long: shorter ones ("leo") would be found inside unrelated words ("galileo").
@@ -215,7 +217,8 @@ class Egress:
         self._index = PrivateIndex(())
         self._version: int | None = None
         self._turns: dict[str, _Turn] = {}
-        self.refused: list[tuple[str, Leak]] = []
+        # The latest refusals, for the page and the tests; the log keeps every one.
+        self.refused: deque[tuple[str, Leak]] = deque(maxlen=REFUSALS_KEPT)
 
     def index(self) -> PrivateIndex:
         """The private items as they are now (rebuilt only when they changed)."""
