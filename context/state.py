@@ -152,6 +152,8 @@ class StateResolver:
                 return answers.blocked_answer(self.store)
             if intent == "remember" and found.mood:
                 return answers.mood_answer(self.store, now)
+            if intent == "remember" and found.name:
+                return answers.name_answer(self.store, now)
             if intent == "remember":
                 floor = self.settings.context.evidence_min_similarity
                 return answers.remember_answer(self.store, found.subject, found.needs_notes, floor)

@@ -19,6 +19,7 @@ from context.certainty import sure
 from context.recall import Asked, named
 from context.spoken import count_words, join_spoken, spoken_time, spoken_when
 from context.state_rules import Day
+from context.user_name import PHRASES, name_in
 from memory import approvals
 from memory.fts import STOPWORDS
 from memory.rows import ApprovalRow, Hit, TaskRow, from_iso
@@ -343,6 +344,7 @@ def notes_about(
     return lexical[:SPOKEN_ITEMS], False
 
 
+NO_NAME = "You haven't told me your name yet. Say \"call me\" and the name, and I'll use it."
 NO_MOOD = "You haven't told me how you're feeling, so I have nothing recorded."
 _YOUR = {
     "my": "your",
@@ -368,7 +370,7 @@ def _part_of_day(moment: datetime) -> str:
 
 
 def said_when(said_at: str, now: datetime) -> str:
-    """When a mood was said, as a person would put it: "this morning", "yesterday evening",
+    """When something was said, as a person would put it: "this morning", "yesterday evening",
     "on Tuesday evening", "on March 3"."""
     moment = from_iso(said_at).astimezone(now.tzinfo)
     days = (now.date() - moment.date()).days
@@ -380,6 +382,16 @@ def said_when(said_at: str, now: datetime) -> str:
     if days < 7:
         return f"on {moment:%A} {part}"
     return f"on {moment:%B} {moment.day}"
+
+
+def name_answer(store: Store, now: datetime) -> StateResult:
+    """What Annie calls the user: the newest saying that names them (`context.user_name`)."""
+    for row in store.notes.newest_saying(PHRASES):
+        name = name_in(row.text)
+        if name is not None:
+            when = said_when(row.created_at, now)
+            return StateResult(f"I call you {name}: you told me {when}.", "remember", [row.id])
+    return StateResult(NO_NAME, "remember")
 
 
 def mood_answer(store: Store, now: datetime) -> StateResult:

@@ -12,7 +12,7 @@ leaves it to the model. The slots (the day of a schedule question, the subject o
 you remember about X") are read by rules either way. Questions about the user's own mood ("how
 am I feeling lately?") are placed by their own anchored rules (`context.mood_rules`) before any
 other, and read back what the user said (`Match.mood`); "how are you feeling" is about Annie
-and is not one.
+and is not one. "What do you call me?" is placed the same way (`context.user_name`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from context.normalize import normalize
 from context.state_arguments import argued, farewell
 from context.state_patterns import KEYWORDS, RULES
 from context.state_vocab import INTENTS, Intent, day_word
+from context.user_name import name_question
 
 if TYPE_CHECKING:
     from context.intents import Verdict
@@ -47,6 +48,9 @@ class Match:
     # "How am I feeling lately?": read back what the user said about their mood (`memory.mood`),
     # a question about the notes Annie keeps on the user, so it rides the "remember" intent.
     mood: bool = False
+    # "What do you call me?": the name the user gave (`context.user_name`), from the notes and
+    # their own words, so it rides the "remember" intent too.
+    name: bool = False
     # Questions with an argument (`context.state_arguments`): the item looked up ("find",
     # "timers"), where it is looked for ("list", "reminders", "schedule"; "" everywhere), the
     # place whose clock is asked ("clock"), alarms asked for by that name ("timers").
@@ -64,7 +68,7 @@ class Match:
             value = getattr(self, name)
             if value:
                 out[name] = value
-        for flag in ("needs_notes", "mood", "alarms"):
+        for flag in ("needs_notes", "mood", "name", "alarms"):
             if getattr(self, flag):
                 out[flag] = True
         return out
@@ -131,6 +135,8 @@ def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None
         return Routed(None, "model")
     if mood_question(core):
         return Routed(Match("remember", mood=True), "rule")
+    if name_question(core):
+        return Routed(Match("remember", name=True), "rule")
     if farewell(core):
         return Routed(None, "elsewhere")
     found = argued(core)

@@ -154,6 +154,23 @@ class Notes(Records):
         return found, index.total
 
     @guarded
+    def newest_saying(self, phrases: Sequence[str], limit: int = 50) -> list[NoteRow]:
+        """The current notes and the user's own words that hold any of `phrases`, newest
+        first: what the user said of themselves, where the latest saying stands (Annie's words
+        and session summaries are left out; they repeat, they do not tell)."""
+        match = " OR ".join(f'"{p.replace(chr(34), "")}"' for p in phrases if p.strip())
+        if not match:
+            return []
+        rows = self.store.all(
+            f"SELECT {_NOTE_COLUMNS} FROM notes WHERE n IN"
+            " (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?)"
+            f" AND {CURRENT} AND (kind NOT IN ('episode', 'summary')"
+            " OR (kind = 'episode' AND speaker = 'user')) ORDER BY n DESC LIMIT ?",
+            (match, int(limit)),
+        )
+        return [_note(r) for r in rows]
+
+    @guarded
     def mentioning(self, name: str) -> list[str]:
         """The ids of the current notes that spell `name` with a capital, oldest first."""
         return [make_id("notes", n) for n in self.names.current().mentions(name)]
