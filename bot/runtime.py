@@ -339,6 +339,7 @@ class Runtime:
             count=ledger.count,
             current_session_id=session_id,
             protects=self.registry.protects(),
+            calendar=self.calendar,
         )
         return briefing.text, notes_block(briefing.notes), briefing.source_ids
 

@@ -11,6 +11,8 @@ disconnect or clean shutdown, or, when there is none because the process was kil
 session, the same fields rebuilt from the event log (written before anything else happens, so
 no completed turn is lost), merged with any tier-2 checkpoint it reached. Open tasks, waiting
 approvals and recent notes come from their typed tables; a superseded note is never briefed.
+What is coming up today and tomorrow (reminders, and events in the user's own calendar) is
+read the same way, so the model knows the day ahead without a tool call.
 Lines are chosen in order of importance until the token budget is spent, so the most important
 survive a small window, and shown grouped by session, newest first.
 """
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from compaction.checkpoint import Checkpoint, merge
 from compaction.protected import LogEntry, entry_from_row, extract, first_request
@@ -26,8 +30,13 @@ from memory.approvals import render
 from memory.rows import SessionRow
 from memory.store import Store
 
+if TYPE_CHECKING:
+    from memory.calendar import Calendar
+
 TAIL_ENTRIES = 4
 NOTES_LIMIT = 5
+# Reminders and calendar events briefed from today and tomorrow.
+COMING_LIMIT = 8
 LINE_CHARS = 240
 # How many earlier conversations the briefing draws on; the budget decides how much of each.
 RECENT_SESSIONS = 4
@@ -277,6 +286,31 @@ def briefing_lines(store: Store, sessions: list[PreviousSession]) -> list[Line]:
     return [line for line in lines if not (line.section == "notes" and line.text in stale)]
 
 
+def coming_lines(store: Store, calendar: Calendar | None, now: datetime) -> list[Line]:
+    """Reminders and calendar events from `now` to the end of tomorrow, earliest first; a
+    calendar that cannot be read is said as such, never left to read as an empty day."""
+    from context.spoken import spoken_when
+    from memory.calendar import CalendarError
+
+    end = (now + timedelta(days=2)).replace(hour=0, minute=0, second=0, microsecond=0)
+    coming: list[tuple[str, str, str]] = [
+        (r.due, f"Reminder {spoken_when(r.due, now)}: {_clip(r.text, 120)}", r.id)
+        for r in store.reminders.between(now, end, limit=COMING_LIMIT)
+    ]
+    try:
+        events = calendar.between(now, end) if calendar is not None else []
+    except CalendarError as exc:
+        return [Line(f"The user's calendar could not be read: {exc}", [])] + [
+            Line(text, [i]) for _, text, i in coming
+        ]
+    for e in events[:COMING_LIMIT]:
+        when = spoken_when(e.start.isoformat(), now)
+        said = when.split(" at ")[0] + ", all day" if e.all_day else when
+        coming.append((e.start.isoformat(), f"Calendar {said}: {_clip(e.title, 120)}", e.id))
+    coming.sort(key=lambda c: datetime.fromisoformat(c[0]))
+    return [Line(text, [i]) for _, text, i in coming[:COMING_LIMIT]]
+
+
 def notes_block(notes: list[str]) -> str:
     """The notes section as the system prompt shows it."""
     return "\n".join(f"- {n}" for n in notes)
@@ -326,10 +360,14 @@ def build_briefing(
     count: Callable[[str], int],
     current_session_id: str | None = None,
     protects: Mapping[str, str] | None = None,
+    calendar: Calendar | None = None,
+    now: datetime | None = None,
 ) -> Briefing:
-    """The memory briefing for a new session, at most `budget` tokens as `count` measures."""
+    """The memory briefing for a new session, at most `budget` tokens as `count` measures;
+    `calendar` is the user's own, read for today and tomorrow with the reminders."""
     sessions = recent_sessions(store, current_session_id, protects)
     lines = briefing_lines(store, sessions)
+    lines += coming_lines(store, calendar, (now or datetime.now()).astimezone())
     kept, dropped = _choose(lines, budget, count)
     text_lines, notes = _shown(lines, kept)
     sources: list[str] = []

@@ -64,11 +64,14 @@ def run(args: argparse.Namespace) -> int:
     budget = settings.context.budget("briefing")
 
     def act(store: Store) -> int:
+        from memory.calendar import from_settings
+
         briefing = build_briefing(
             store,
             budget=budget,
             count=load_tokenizer(settings).count,
             protects=default_registry().protects(),
+            calendar=from_settings(settings),
         )
         if args.json:
             print(json.dumps(as_json(briefing, budget), ensure_ascii=False))

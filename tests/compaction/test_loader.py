@@ -98,3 +98,41 @@ def test_a_small_budget_keeps_the_last_exchange_a_state_answer_included(
         assert "Annie answered: One task is pending on you: cake." in b.text, b.text
         assert answer in b.source_ids
         assert b.text.count("said last") <= 1, b.text
+
+
+def test_the_briefing_names_the_day_ahead_from_reminders_and_the_calendar(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    from datetime import datetime, timedelta
+
+    from memory.calendar import Calendar
+
+    now = datetime(2026, 3, 12, 9, 0).astimezone()
+    tomorrow = now + timedelta(days=1)
+    ics = tmp_path / "home.ics"
+    ics.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
+        f"BEGIN:VEVENT\r\nUID:dentist@t\r\nSUMMARY:Dentist\r\nDTSTART:{now:%Y%m%d}T150000\r\n"
+        f"DTEND:{now:%Y%m%d}T160000\r\nEND:VEVENT\r\n"
+        f"BEGIN:VEVENT\r\nUID:far@t\r\nSUMMARY:Conference\r\n"
+        f"DTSTART:{now + timedelta(days=5):%Y%m%d}T090000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    store = Store(tmp_path / "annie.db")
+    reminder = store.reminders.add("call the landlord", tomorrow.replace(hour=10))
+    briefing = build_briefing(
+        store, budget=750, count=tokenizer.count, calendar=Calendar([ics]), now=now
+    )
+    assert "Calendar today at 3 PM: Dentist" in briefing.text
+    assert "Reminder tomorrow at 10 AM: call the landlord" in briefing.text
+    assert "Conference" not in briefing.text  # five days off: not the day ahead
+    assert {"dentist@t", reminder} <= set(briefing.source_ids)
+    # A calendar that cannot be read is said, never briefed as an empty day.
+    broken = build_briefing(
+        store,
+        budget=750,
+        count=tokenizer.count,
+        calendar=Calendar([tmp_path / "gone.ics"]),
+        now=now,
+    )
+    assert "The user's calendar could not be read" in broken.text
+    assert "call the landlord" in broken.text
