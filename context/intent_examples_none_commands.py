@@ -41,7 +41,7 @@ the paint colour is on hold | put the garden project on hold | unblock the refun
 the supplier got back to me | approve the email to the school
 go ahead and send it | yes do it | reject that | decline it | I approve
 okay go for it | sure go ahead | nope cancel that one | yes you can book it | confirm it | I confirm
-confirmed | sounds good go ahead | let's do it | when's my dentist appointment
+confirmed | sounds good go ahead | let's do it
 what time is my dentist tomorrow | what day is the vet appointment | when is the parents evening
 what time is the plumber coming | when is the boiler man coming
 when's the car going in for its service | what time is my haircut | where is my meeting tomorrow
