@@ -8,6 +8,7 @@ peers), so no runtime package imports them: `python -m bot bench NAME` hands ove
 BENCHES = [
     "models",
     "hearing",
+    "words",
     "stt",
     "state",
     "context",

@@ -153,6 +153,14 @@ class VadSettings(_Section):
     turn_recheck_until_ms: int = 500
     turn_recheck_threshold: float = 0.9
     turn_max_silence_ms: int = 1500
+    # The words' own end-of-turn signal beside Smart Turn (`bot.voice.turn_decision`): words
+    # whose chance of ending is under `turn_words_hold` hold the turn open up to
+    # turn_max_silence_ms, whatever the audio says; at or over `turn_words_done`, an audio
+    # verdict over `turn_agree_threshold` ends the turn (the two agree).
+    turn_words: bool = True
+    turn_words_hold: float = Field(default=0.05, ge=0.0, le=1.0)
+    turn_words_done: float = Field(default=0.3, ge=0.0, le=1.0)
+    turn_agree_threshold: float = Field(default=0.2, ge=0.0, le=1.0)
     silence_ms: int = 500
     min_speech_ms: int = 250
     pre_roll_ms: int = 200

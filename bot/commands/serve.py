@@ -65,7 +65,14 @@ def run(args: argparse.Namespace) -> int:
     from bot.server.guard import check_bind
     from bot.voice.prepared import FIXED_PHRASES
     from config import load_settings
-    from models import ModelError, load_stt, load_tts, load_turn_detector, load_vad
+    from models import (
+        ModelError,
+        load_stt,
+        load_tts,
+        load_turn_detector,
+        load_vad,
+        load_words_turn,
+    )
 
     server: dict[str, Any] = {}
     if args.host:
@@ -107,6 +114,12 @@ def run(args: argparse.Namespace) -> int:
         except ModelError as exc:
             # Still a working assistant: turns end on the fixed silence window instead.
             print(f"warning: {exc}\nturns end after {settings.vad.silence_ms} ms of silence")
+    if engines.turn is not None and settings.vad.turn_words:
+        try:
+            engines.words = load_words_turn(settings)
+        except (ModelError, ImportError) as exc:
+            # The audio and the word rules still decide; only the words' model is missing.
+            print(f"warning: {exc}\nturns are judged from the audio and the word rules only")
     runtime = Runtime(settings)
     print("loading the language model…")
     llm = runtime.llm  # loaded now, so the first turn does not pay for it

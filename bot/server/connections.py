@@ -136,6 +136,7 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         tts=state.engines.tts,
         vad=state.engines.vad,
         turn=state.engines.turn,
+        words=state.engines.words,
         voice=state.voice,
         metrics=state.metrics,
         approvals=state.approvals,

@@ -22,6 +22,7 @@ from config import Settings
 from memory.approvals import Approvals
 from models.base import LLM, STT, TTS, VAD
 from models.turn import TurnDetector
+from models.words_turn import WordsTurn
 
 EventCallback = Callable[[Event], None]
 
@@ -46,6 +47,8 @@ class Engines:
     vad: VAD
     # The turn detector for semantic endpointing; None keeps the fixed silence window.
     turn: TurnDetector | None = None
+    # The words' end-of-turn model beside it (`models.words_turn`); None: audio and rules only.
+    words: WordsTurn | None = None
 
 
 @dataclass

@@ -13,11 +13,13 @@ whether the speaker has finished, and again as the pause grows, and the pause's 
 allowed length ends the turn regardless. Whisper starts on the utterance as soon as the pause
 begins, beside the detector (speculative transcription): if the speaker goes on, that
 transcript is dropped; if the turn ends, it is the transcript, so it is ready when the turn
-ends rather than a transcription later. "Finished" ends the turn once that transcript agrees:
-words that want more ("Set a reminder for.") hold the pause open, since a sentence paused at
-a comma can sound finished to a detector that hears only prosody. The answer needs the
-transcript anyway, so the check costs no time. Each turn says which rule ended it
-(`TranscriptEvent.ended_by`).
+ends rather than a transcription later. A verdict is taken once that transcript is in, from the
+audio and the words together (`bot.voice.turn_decision`): words that want more ("Set a
+reminder for.", "Remind me to call") hold the pause open, since a sentence paused at a comma
+can sound finished to a detector that hears only prosody, and words that read finished end the
+turn on a leaning audio verdict. The answer needs the transcript anyway, so the check costs
+only the words' model's one pass. Each turn says which rule ended it
+(`TranscriptEvent.ended_by`: "detector", "detector+words", "silence limit", ...).
 
 What Hearing finds goes out as typed events on one queue (`events`), which the voice session
 reads: `UserSpeaking`, `OutputPause` (pause or play on), `BargeInHeard` (stop Annie for good),
@@ -65,10 +67,12 @@ from bot.voice.heard import (
     WordsSoFar,
 )
 from bot.voice.timing import TurnClock
+from bot.voice.turn_decision import Verdict, decide, worth_words
 from bot.voice.types import ActiveTurn, VoiceStats, new_turn_id
 from config import Settings
 from models.base import STT, VAD, Pcm, Transcript
 from models.turn import TurnDetector
+from models.words_turn import WordsTurn
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +97,7 @@ class Hearing:
         *,
         stats: VoiceStats,
         turn: TurnDetector | None = None,
+        words: WordsTurn | None = None,
     ) -> None:
         self.settings = settings
         self.stt = stt
@@ -101,6 +106,8 @@ class Hearing:
         # Semantic endpointing needs the detector; without one the fixed window stands.
         self.turn = turn if settings.vad.turn_detection == "semantic" else None
         semantic = self.turn is not None
+        # The words' own end-of-turn signal beside the detector (`bot.voice.turn_decision`).
+        self.words = words if semantic and settings.vad.turn_words else None
         self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad, semantic=semantic))
         self.barge = BargeInDetector.from_settings(settings.vad)
         # What Annie sent, to tell her echo from the user (`SpeechTrack.on_sent` feeds it).
@@ -287,36 +294,55 @@ class Hearing:
         self.stats.detector_runs += 1
         # Still the same pause of the same utterance: no words since, not ended meanwhile.
         current = (self._utterance_gen, self.endpointer.pause)
-        if current != key or probability <= bar:
+        vad = self.settings.vad
+        if current != key or not worth_words(probability, bar, vad, self.words is not None):
             return
         verdict_ms = self.endpointer.now_ms
-        self._finished = key  # the turn ends once its words are in: nothing to prepare ahead
-        self._verdict_ms = verdict_ms
-        if await self._words_go_on(key):
+        if probability > bar:
+            self._finished = key  # the turn ends once its words agree: nothing to prepare ahead
+            self._verdict_ms = verdict_ms
+        verdict = await self._with_words(key, probability, bar)
+        if verdict is None:
+            return  # words came, or the turn ended, while they were read
+        if verdict.decision == "hold":
+            self._held = key
+            self.stats.held_by_words += 1
             return
-        ended = self.endpointer.end_turn("detector")
+        if verdict.decision == "wait":
+            return
+        self._finished = key
+        self._verdict_ms = verdict_ms
+        ended = self.endpointer.end_turn("detector" if verdict.by == "audio" else "detector+words")
         if ended is not None:
             self._ended(ended, verdict_ms)
 
-    async def _words_go_on(self, key: tuple[int, int]) -> bool:
-        """Whether the pause's transcript reads mid-sentence ("Set a reminder for."), which
-        holds the turn open whatever the detector heard: Smart Turn judges from prosody, and a
-        sentence paused at a comma can sound finished. The transcript is needed before any
-        answer anyway, so waiting for it here costs no latency."""
+    async def _with_words(
+        self, key: tuple[int, int], probability: float, bar: float
+    ) -> Verdict | None:
+        """The pause's decision from the audio's `probability` and the pause's transcript
+        (`bot.voice.turn_decision`); None when words came or the turn ended meanwhile. Smart
+        Turn judges from prosody, and a sentence paused at a comma can sound finished; the
+        transcript is needed before any answer anyway, so waiting for it here costs no
+        latency, and the words' model adds one short forward pass."""
+        vad = self.settings.vad
         speculation = self._speculation
         if speculation is None or speculation.key != key:
-            return False
+            return decide(probability, "", None, bar, vad)
         try:
             transcript = await asyncio.shield(speculation.task)
         except Exception:
-            return False  # _utterance reports the failure
+            return decide(probability, "", None, bar, vad)  # _utterance reports the failure
         if (self._utterance_gen, self.endpointer.pause) != key:
-            return True  # words came, or the turn ended, while it was transcribed
-        if reads_unfinished(transcript.text):
-            self._held = key
-            self.stats.held_by_words += 1
-            return True
-        return False
+            return None
+        words: float | None = None
+        if self.words is not None and transcript.text.strip():
+            try:
+                words = await self.words.judge(transcript.text)
+            except Exception:
+                log.exception("the words' turn model failed; the audio and word rules decide")
+            if (self._utterance_gen, self.endpointer.pause) != key:
+                return None
+        return decide(probability, transcript.text, words, bar, vad)
 
     def _maybe_partial(self) -> None:
         interval = self.settings.vad.partial_transcript_ms

@@ -59,6 +59,7 @@ from config import Settings
 from memory.approvals import Approvals
 from models.base import STT, TTS, VAD
 from models.turn import TurnDetector
+from models.words_turn import WordsTurn
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class VoiceSession:
         approvals: Approvals | None = None,
         turn: TurnDetector | None = None,
         voice: PreparedVoice | None = None,
+        words: WordsTurn | None = None,
     ) -> None:
         self.session = session
         self.session_id = session_id
@@ -107,7 +109,7 @@ class VoiceSession:
         self._turn_lock = asyncio.Lock()
         self._closed = False
         self.closed = asyncio.Event()
-        self.hearing = Hearing(settings, stt, vad, stats=self.stats, turn=turn)
+        self.hearing = Hearing(settings, stt, vad, stats=self.stats, turn=turn, words=words)
         self._listening = self._spawn(self._listen())
         # Turns heard and handed on, not yet begun: they count as busy (no reminder first).
         self._starting = 0

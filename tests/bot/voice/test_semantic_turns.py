@@ -9,6 +9,7 @@ carries both halves. The page is told which rule ended each turn.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,10 +17,11 @@ import pytest
 from bot.server.app import Engines
 from config import Settings, load_settings
 from memory.store import Store
-from models import TurnDetector, load_turn_detector
+from models import TurnDetector, load_turn_detector, load_words_turn
 from models.base import STT, TTS, VAD, Pcm, Tokenizer
 from models.fakes import ScriptedLLM
 from models.pcm import resample
+from models.words_turn import WordsTurn
 from testkit import pause_fixtures
 from testkit.peer import VoiceClient, speak_48k
 from testkit.turn_fixtures import CLIPS, RATE, read_clip
@@ -34,6 +36,17 @@ def detector(model_settings: Settings) -> TurnDetector:
 @pytest.fixture
 def semantic(stt: STT, tts: TTS, vad: VAD, detector: TurnDetector) -> Iterator[Engines]:
     yield Engines(stt=stt, tts=tts, vad=vad, turn=detector)
+
+
+@pytest.fixture(scope="module")
+def words(model_settings: Settings) -> WordsTurn:
+    return load_words_turn(model_settings)
+
+
+@pytest.fixture
+def judged(stt: STT, tts: TTS, vad: VAD, detector: TurnDetector, words: WordsTurn) -> Engines:
+    """The detector and the words' model together, as `serve` loads them."""
+    return Engines(stt=stt, tts=tts, vad=vad, turn=detector, words=words)
 
 
 def mic(pcm: Pcm, silence_s: float = 0.0) -> np.ndarray:
@@ -152,4 +165,60 @@ async def test_a_pause_whose_words_want_more_holds_the_turn_though_the_detector_
         stats = server.voices[0].stats
         assert stats.held_by_words == 1, stats
         assert stats.speculative_discarded >= 1, stats
+        await client.close()
+
+
+async def test_words_that_read_unfinished_hold_a_turn_the_detector_calls_finished(
+    voice_settings: Settings, judged: Engines, tts: TTS, tokenizer: Tokenizer, store: Store
+) -> None:
+    """ "Remind me to call, … the dentist tomorrow.": Smart Turn hears the first half as
+    finished (0.85-0.98 over six renditions); the words' model reads "Remind me to call" as
+    unfinished, so the turn waits, and the rest of the sentence joins it. The longest pause is
+    20 s so that only the words can have held it."""
+    held = load_settings(context={"window": 4096}, vad={"turn_max_silence_ms": 20000})
+    rest = await speak_48k(tts, "the dentist tomorrow.")
+    llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
+    async with serve(held, judged, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.mic.play(mic(clip("remind_call_cut"), silence_s=0.3))
+        await client.wait_for(
+            lambda _: server.voices[0].stats.held_by_words > 0, 60, "the words holding the turn"
+        )
+        client.mic.play(np.concatenate([rest, np.zeros(48000 * 2, np.int16)]))
+        await client.wait_for(lambda c: c.of_type("assistant_done"), 90, "the answer")
+        heard = finals(client)
+        assert len(heard) == 1, heard
+        text = str(heard[0]["text"]).lower()
+        assert "remind me" in text and "dentist" in text, text
+        await client.close()
+
+
+async def test_a_rising_question_ends_where_words_and_audio_agree(
+    voice_settings: Settings, judged: Engines, tokenizer: Tokenizer, store: Store
+) -> None:
+    """Piper's rising "Are there any tasks pending on me?" can sound unfinished to Smart Turn
+    after 200 ms (0.26 on the clip; 0.34-0.92 over twelve renditions), and the words read
+    finished: together they end the turn at the first look. Here the audio's own bar is set out
+    of reach (0.99), the rechecks are off and the longest pause is 20 s, so only the two
+    together can end it, at the first look."""
+    settings = load_settings(
+        context={"window": 4096},
+        vad={
+            "turn_max_silence_ms": 20000,
+            "turn_recheck_until_ms": 0,
+            "turn_threshold": 0.99,
+        },
+    )
+    strict = replace(judged, turn=load_turn_detector(settings))
+    llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
+    async with serve(settings, strict, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.mic.play(mic(clip("pending_question"), silence_s=3.0))
+        heard = await client.wait_for(finals, 60, "a final transcript")
+        assert "pending" in str(heard[0]["text"]).lower()
+        assert heard[0]["ended_by"] == "detector+words"
+        stats = server.voices[0].stats
+        assert stats.ended_by == {"detector+words": 1} and stats.detector_runs == 1, stats
         await client.close()
