@@ -192,9 +192,11 @@ class Runtime:
 
     @property
     def calendar(self) -> Calendar | None:
-        """The user's own calendar files (`[calendar] files`), read where they lie; None when
-        none are set. Files are parsed at the first question that reads them."""
-        if self._calendar is None and self.settings.calendar.files:
+        """The user's own calendar files (`[calendar] files`), read where they lie, and the
+        fetched copy of `[calendar] url`; None when neither is set. Files are parsed at the
+        first question that reads them."""
+        cal = self.settings.calendar
+        if self._calendar is None and (cal.files or cal.url.strip()):
             from memory.calendar import from_settings
 
             self._calendar = from_settings(self.settings)

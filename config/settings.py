@@ -194,6 +194,15 @@ class SpeechSettings(_Section):
 class CalendarSettings(_Section):
     # .ics files, or folders of them, that memory/calendar.py reads; read locally, never fetched.
     files: list[str] = []
+    # An .ics (or webcal://) URL the user's calendar app publishes. Off ("") by default: set, it
+    # is fetched in the background every `refresh_minutes` (bot/calendar_feed.py), the one
+    # request Annie makes without a yes each time, through the pinned, capped client and the
+    # egress check. `url_allow_private`: the calendar server is on the home network.
+    url: str = ""
+    refresh_minutes: int = Field(default=30, ge=1)
+    url_timeout_s: float = Field(default=20.0, gt=0)
+    url_max_bytes: int = Field(default=10_000_000, ge=1024)
+    url_allow_private: bool = False
 
     @field_validator("files", mode="before")
     @classmethod

@@ -1,7 +1,8 @@
 """The user's own calendar, read from local .ics files, for "anything on my calendar for the 21st?".
 
 Sources are .ics files, or folders of them, that the user exported from any calendar app and
-named in `[calendar] files`. They are read here and never fetched. A file is parsed on first
+named in `[calendar] files`, and the copy of `[calendar] url` that `bot.calendar_feed` fetches
+into Annie's home. They are read here and never fetched. A file is parsed on first
 use and again only when its modification time (or size) changes, so asking twice costs one
 parse, and an export the user replaces is seen on the next question. Recurring events (RRULE,
 RDATE, EXDATE and moved or cancelled instances) are expanded by `recurring_ical_events`; the
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from config.settings import Settings
 
 NO_TITLE = "(no title)"
+# The fetched copy of the calendar at `[calendar] url`, kept in Annie's home.
+FEED_NAME = "feed.ics"
 HOW_TO_SET = "set them with `[calendar] files` in config.toml or ANNIE_CALENDAR__FILES"
 # The expansion is asked for a wider window than the caller's, then cut to it here: the library
 # reads floating times in the query's own zone, and ours may be another (or the machine's local
@@ -368,6 +371,11 @@ class Calendar:
                 found = _ics_in(source)
             elif source.is_file():
                 found = [source]
+            elif source.name == FEED_NAME:
+                raise CalendarError(
+                    "the calendar URL has not been fetched yet ([calendar] url; "
+                    "`python -m bot doctor` fetches it and says why not)"
+                )
             else:
                 raise CalendarError(f"calendar source {source} does not exist; {HOW_TO_SET}")
             for path in found:
@@ -471,12 +479,18 @@ class Calendar:
         return self._aware(instance).astimezone(UTC).isoformat()
 
 
+def feed_file(settings: Settings) -> Path:
+    """Where the calendar fetched from `[calendar] url` is kept (`bot.calendar_feed`)."""
+    return settings.home_path / "calendar" / FEED_NAME
+
+
 def from_settings(settings: Settings) -> Calendar | None:
-    """The calendar named in `[calendar] files`, or None when no files are set."""
-    files = settings.calendar.files
-    if not files:
-        return None
-    return Calendar([Path(f).expanduser() for f in files])
+    """The calendar named in `[calendar] files` and `[calendar] url` (as its fetched copy), or
+    None when neither is set."""
+    sources = [Path(f).expanduser() for f in settings.calendar.files]
+    if settings.calendar.url.strip():
+        sources.append(feed_file(settings))
+    return Calendar(sources) if sources else None
 
 
 def _parse(path: Path, mtime_ns: int, size: int) -> tuple[_Parsed, list[Any]]:

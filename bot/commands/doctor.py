@@ -312,10 +312,28 @@ def calendar_check(settings: Settings) -> dict[str, Any]:
     calendar = from_settings(settings)
     if calendar is None:
         return {"ok": True, "configured": False}
+    out: dict[str, Any] = {"ok": True, "configured": True}
+    if settings.calendar.url.strip():
+        # The URL is fetched now, as the server would, so its answer is what doctor reports.
+        out["url"] = _fetch_feed(settings)
+        if not out["url"]["ok"]:
+            out["ok"] = False
     try:
-        return {"ok": True, "configured": True, "summary": calendar.check()}
+        out["summary"] = calendar.check()
     except CalendarError as exc:
-        return {"ok": False, "configured": True, "error": str(exc)}
+        out.update(ok=False, error=str(exc))
+    return out
+
+
+def _fetch_feed(settings: Settings) -> dict[str, Any]:
+    import asyncio
+
+    from bot.calendar_feed import CalendarFeed
+    from memory.store import Store
+
+    with Store.open(settings) as store:
+        status = asyncio.run(CalendarFeed(settings, store).refresh())
+    return {"ok": status.ok, "detail": status.detail}
 
 
 def _print_calendar(entry: dict[str, Any]) -> None:
@@ -323,6 +341,8 @@ def _print_calendar(entry: dict[str, Any]) -> None:
         print("\n[ok  ] calendar\n  none set ([calendar] files in config.toml)")
         return
     print(f"\n[{'ok  ' if entry['ok'] else 'warn'}] calendar")
+    if "url" in entry:
+        print(f"  URL: {entry['url']['detail']}")
     print(f"  {entry.get('summary') or entry.get('error')}")
 
 

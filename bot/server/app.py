@@ -88,6 +88,9 @@ async def healthz(request: web.Request) -> web.Response:
             "backend": state.settings.models.llm_backend,
             "engine_slots": engine_slots(state.loaded_llm()),
             "head_kept": state.head_kept(),
+            # The calendar URL's last refresh (None: no URL set, or not fetched yet); the page
+            # shows a failed one as a warning.
+            "calendar": _feed_status(state),
             # Still being made ready after start-up (the page says "warming up" until empty).
             "warming": state.warming(),
             # What must not grow over a long run (the reliability soak reads these).
@@ -100,6 +103,13 @@ async def healthz(request: web.Request) -> web.Response:
             "llm_cache_mb": round(cache_bytes(state.loaded_llm()) / 2**20, 1),
         }
     )
+
+
+def _feed_status(state: ServerState) -> dict[str, object] | None:
+    feed = state.calendar_feed
+    if feed is None or feed.status is None:
+        return None
+    return {"ok": feed.status.ok, "detail": feed.status.detail, "at": feed.status.at}
 
 
 def create_app(
@@ -160,13 +170,19 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
 
 
 def _schedule_reminders(app: web.Application, runtime: Runtime) -> None:
-    """Reminders fire while the server runs, whether or not a page is open."""
+    """Reminders fire while the server runs, whether or not a page is open; the calendar at
+    `[calendar] url` is refreshed while it runs too."""
+    from bot.calendar_feed import CalendarFeed
+
+    feed = app[STATE].calendar_feed = CalendarFeed(runtime.settings, runtime.store)
 
     async def start(_: web.Application) -> None:
         runtime.reminders.start()
+        feed.start()
 
     async def stop(_: web.Application) -> None:
         await runtime.reminders.stop()
+        await feed.stop()
 
     app.on_startup.append(start)
     app.on_cleanup.append(stop)

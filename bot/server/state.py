@@ -13,6 +13,7 @@ from typing import Protocol
 from aiohttp import web
 from aiortc import RTCPeerConnection
 
+from bot.calendar_feed import CalendarFeed
 from bot.server.guard import BODY_TIMEOUT_S
 from bot.server.pairing import PairingCodes
 from bot.turn.events import Event
@@ -69,6 +70,8 @@ class ServerState:
     # The approval ledger: the page shows this conversation's open approval with buttons.
     approvals: Approvals | None = None
     connections: dict[str, Connection] = field(default_factory=dict)
+    # Refreshes `[calendar] url` while the server runs (`bot.calendar_feed`); None until set.
+    calendar_feed: CalendarFeed | None = None
     pending: int = 0  # offers being processed (they count against max_sessions)
     body_timeout_s: float = BODY_TIMEOUT_S
     closing: bool = False

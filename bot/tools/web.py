@@ -287,6 +287,44 @@ async def check_url(url: str, allow_private: bool, resolver: Resolver = system_r
     return url
 
 
+class TooManyRedirects(RuntimeError):
+    """More than MAX_REDIRECTS hops."""
+
+
+async def fetch_pinned(
+    url: str,
+    *,
+    allow_private: bool,
+    timeout_s: float,
+    max_bytes: int,
+    resolver: Resolver = system_resolver,
+    connector: Connector = direct_connector,
+    hops: list[str] | None = None,
+) -> tuple[str, _Page]:
+    """GET `url` through the pinned transport, following up to MAX_REDIRECTS redirects (each
+    hop resolved and checked anew), reading at most `max_bytes`: the URL it ended at and the
+    page. Raises FetchRefused, TooManyRedirects or httpx.HTTPError; `hops` gets each URL as it
+    is requested, so an error can name the one that failed."""
+    transport = PinnedTransport(allow_private=allow_private, resolver=resolver, connector=connector)
+    # Nothing from the environment shapes the request: a proxy would resolve the name itself,
+    # so the check would be about an address nothing connects to. (A client with its own
+    # transport mounts no environment proxies; trust_env=False keeps it so.)
+    client = httpx.AsyncClient(
+        transport=transport, timeout=timeout_s, follow_redirects=False, trust_env=False
+    )
+    async with client:
+        for _ in range(MAX_REDIRECTS + 1):
+            if hops is not None:
+                hops.append(url)
+            _form(url)
+            async with client.stream("GET", url, headers=HEADERS) as resp:
+                if resp.is_redirect and "location" in resp.headers:
+                    url = urljoin(url, resp.headers["location"])
+                    continue
+                return url, await _read(resp, max_bytes)
+    raise TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
+
+
 class Fetcher:
     """fetch_webpage's handler. Where names resolve and how connections open are
     parameters, so tests can play a rebinding DNS server and public servers locally."""
@@ -303,40 +341,26 @@ class Fetcher:
         held = held_back(url, "open that page", ctx)
         if held is not None:
             return held
-        transport = PinnedTransport(
-            allow_private=cfg.fetch_allow_private,
-            resolver=self.resolver,
-            connector=self.connector,
-        )
-        # Nothing from the environment shapes the request: a proxy would resolve the name
-        # itself, so the check would be about an address nothing connects to. (A client
-        # with its own transport mounts no environment proxies; trust_env=False keeps it so.)
-        client = httpx.AsyncClient(
-            transport=transport,
-            timeout=cfg.fetch_timeout_s,
-            follow_redirects=False,
-            trust_env=False,
-        )
+        hops = [url]
         try:
-            async with client:
-                for _ in range(MAX_REDIRECTS + 1):
-                    _form(url)
-                    # Every hop is a new request, so the transport resolves and checks it anew.
-                    async with client.stream("GET", url, headers=HEADERS) as resp:
-                        if resp.is_redirect and "location" in resp.headers:
-                            url = urljoin(url, resp.headers["location"])
-                            continue
-                        page = await _read(resp, cfg.fetch_max_bytes)
-                    break
-                else:
-                    return ToolOutput(
-                        f"error: more than {MAX_REDIRECTS} redirects from {args.url}", ok=False
-                    )
+            url, page = await fetch_pinned(
+                url,
+                allow_private=cfg.fetch_allow_private,
+                timeout_s=cfg.fetch_timeout_s,
+                max_bytes=cfg.fetch_max_bytes,
+                resolver=self.resolver,
+                connector=self.connector,
+                hops=hops,
+            )
+        except TooManyRedirects:
+            return ToolOutput(
+                f"error: more than {MAX_REDIRECTS} redirects from {args.url}", ok=False
+            )
         except FetchRefused as exc:
-            return ToolOutput(f"error: refused to fetch {url}: {exc}", ok=False)
+            return ToolOutput(f"error: refused to fetch {hops[-1]}: {exc}", ok=False)
         except httpx.HTTPError as exc:
             return ToolOutput(
-                f"error: could not fetch {url}: {type(exc).__name__}: {exc}", ok=False
+                f"error: could not fetch {hops[-1]}: {type(exc).__name__}: {exc}", ok=False
             )
         # Extraction parses the whole page (up to fetch_max_bytes): not on the event loop.
         return await asyncio.to_thread(_page_output, url, page, cfg.fetch_max_chars)
