@@ -153,7 +153,7 @@ start a timer | stop the timer | cancel the timer | how do I make a schedule
 plan a trip to Rome | make a study schedule | what's a good daily schedule
 what's the ideal sleep schedule | what calendar does Ethiopia use
 how many days are in the Mayan calendar | yes go ahead | no don't | okay do it
-cancel that | who is the plumber | what did the landlord say | when is my sister's birthday
+cancel that | who is the plumber | what did the landlord say
 where is the party | what's the booking reference | what did Tom say
 are you busy | are you free to chat | have you got a minute | are you awake
 what are you doing today | what are you up to tomorrow | what's your plan for today

@@ -112,12 +112,12 @@ what's an approval rating | what's my credit limit | what's the speed limit here
 what's the limit on contactless | what's the weight limit | what's the age limit for the ride
 what's the limit for drink driving | what's the baggage limit | what's the capacity of the o2 arena
 what's the capacity of a double decker | what's the capacity of my car boot
-what's due on my council tax | when is my council tax due | when's the electric bill due
+what's due on my council tax | when's the electric bill due
 when's the gas bill due | when is the mot due | when's the car insurance due
 when is my tv licence due | when's my library book due back | when is the baby due
 when is my assignment due at uni | what's the due date for my essay
 when is the tax return due this year | when's the rent due
-how do I pay an overdue fine | what happens if I'm overdue on rent | when is the next full moon
+how do I pay an overdue fine | what happens if I'm overdue on rent
 when's sunrise | when's the high tide | when's the next bin collection | when do the bins go out
 which bin goes out this week | when does school break up | when is half term
 when is the next strike | when's the next train strike | when's pancake day

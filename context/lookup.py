@@ -141,6 +141,19 @@ def membership_answer(
     return StateResult(f"No, {item} isn't {where}.", "find")
 
 
+def done_answer(item: str, tasks: list[Record], now: datetime) -> StateResult:
+    """Whether the task `item` names is done ("did I already pay the gas bill"), by its words;
+    an open one is said with when it is due."""
+    found = find(item, tasks).exact
+    if not found:
+        return StateResult(f"No, {item} isn't on your list.", "find")
+    done = [r for r in found if r.done]
+    if done and len(done) == len(found):
+        return StateResult(f'Yes, "{done[0].title}" is done.', "find", [done[0].id])
+    first = next(r for r in found if not r.done)
+    return StateResult(f"No, it's still open: {_said(first, now)}.", "find", [first.id])
+
+
 def when_answer(
     item: str, day: str, records: list[Record], now: datetime, embed: Embed | None = None
 ) -> StateResult:
@@ -267,6 +280,7 @@ def _cap(text: str) -> str:
 __all__ = [
     "Found",
     "Record",
+    "done_answer",
     "find",
     "membership_answer",
     "reminder_records",

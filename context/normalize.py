@@ -15,6 +15,7 @@ _CONTRACTIONS = {
     "whats": "what is",
     "what're": "what are",
     "where's": "where is",
+    "when's": "when is",
     "how's": "how is",
     "there's": "there is",
     "theres": "there is",

@@ -176,6 +176,14 @@ class StateResolver:
         tasks = lookup.task_records(self.store.tasks.find())
         reminders = lookup.reminder_records(self.store.reminders.open())
         timed = [r for r in tasks if r.when] + reminders + self._events(found.item, now)
+        if found.loose:
+            # Words that may be about the world: the records answer only if one holds the
+            # item (an event, a reminder, a task), and otherwise the model does.
+            held = tasks + reminders + timed if found.within != "done" else tasks
+            if not lookup.find(found.item, held).exact:
+                return None
+        if found.within == "done":
+            return lookup.done_answer(found.item, tasks, now)
         if found.within == "when":
             day = "" if found.day == "upcoming" else found.day
             return lookup.when_answer(found.item, day, timed, now, self._embed())

@@ -326,11 +326,14 @@ class Argued:
     intent: Intent  # "find" | "timers" | "clock" | "dates" | "agenda" | "schedule" | "list"
     item: str = ""
     # "list" | "reminders" | "schedule" | "" (everywhere): asked whether it is there;
-    # "when": asked when it is ("when is my meeting with Ann").
+    # "when": asked when it is ("when is my meeting with Ann"); "done": whether it is done.
     within: str = ""
     day: str = ""  # "agenda": the ISO date asked about is `item`
     place: str = ""
     alarms: bool = False
+    # Asked in words that may be about the world ("when is physio", "did I save the 529
+    # thing"): answered from the records only when one holds every word of the item.
+    loose: bool = False
 
 
 def argued(core: str) -> Argued | None:
@@ -387,6 +390,113 @@ def argued(core: str) -> Argued | None:
     return _schedule_read(core)
 
 
+# Questions that name an item without saying it is the user's ("when is physio", "is the dry
+# cleaning on there", "did I already do the gas bill", "when am I seeing Sam"). Each could be
+# about the world, or another's plans, so each is answered from the records only where one holds
+# every word of the item (`Argued.loose`), and is otherwise the model's. Tried after every
+# other state rule, so the argument-free ones ("when is my next reminder") keep theirs.
+_VERB_ADD = (
+    r"(?:add|added|put|write|written|wrote|save|saved|jot|jotted|note|noted|make|made|set"
+    r"|include|included|log|logged|enter|entered|list|listed|get|got)"
+)
+_DONE_VERB = (
+    r"(?:do|done|finish|finished|complete|completed|handle|handled|sort|sorted|take care of"
+    r"|taken care of|deal with|dealt with|check off|checked off|tick off|ticked off|cross off"
+    r"|crossed off|mark off|marked off|get to|got to)"
+)
+_THERE = r"(?:on there|in there|on it|on the list|on my list|in the list|in my list)"
+_TODO_WORDS = r"(?:tasks?|todos?|todo list|list|reminders?)"
+_ANY_THING = r"(?:anything|something|a thing|stuff|an item|a task|a reminder|a note)"
+# A time said after the item; only the schedule's own day words narrow the answer ("is my call
+# with Dan today": yes or not today), the rest are heard and the answer says when it is.
+_DAY_WORDS = (
+    r"(?P<day>today|tomorrow|tonight|this week|this morning|this afternoon|this evening)"
+    r"|next week|this weekend|next weekend|this month|next month|on [a-z]+|soon|coming up"
+    r"|before the end of the (?:week|month)|after today"
+)
+_DAY_AFTER = rf"(?: (?:{_DAY_WORDS}))?"
+_DAY_NEEDED = rf" (?:{_DAY_WORDS})"
+_SEEING = (
+    r"(?:meeting|seeing|visiting|having (?:lunch|dinner|breakfast|coffee|drinks|a call) with"
+    r"|catching up with|calling|going to|over at|going over to|with)"
+)
+LOOSE_MEMBERSHIP = [
+    re.compile(rf"(?:is|are) {_ITEM} (?:still )?{_THERE}"),
+    re.compile(rf"{_ITEM} (?:is|are) (?:that|it|this|those|they) (?:still )?{_THERE}"),
+    re.compile(rf"{_ITEM} {_THERE}"),
+    re.compile(
+        rf"(?:did|have) i (?:already )?{_VERB_ADD}(?: down)? {_ANY_THING} (?:about|for|on|to"
+        rf"|regarding|to do with) {_ITEM}(?: (?:in|on) (?:my|the) {_TODO_WORDS})?"
+    ),
+    re.compile(
+        rf"(?:is|are) there {_ANY_THING} (?:about|for|on|to|regarding|to do with) {_ITEM}"
+        rf"(?: (?:in|on) (?:my|the) {_TODO_WORDS})?"
+    ),
+    re.compile(rf"(?:did|have) i (?:already )?{_VERB_ADD}(?: down)? {_ITEM}(?: down)?"),
+]
+LOOSE_REMINDERS = [
+    re.compile(
+        rf"(?:did|have) i (?:already )?(?:set|make|made|create|created|add|added|put|get|got"
+        rf"|schedule|scheduled)(?: up)? (?:a |an |any |the )?(?:reminders?|alarms?) (?:to|about"
+        rf"|for|that|of|re) {_ITEM}"
+    ),
+    re.compile(rf"(?:did|have) i (?:remind|reminded) (?:myself|me) (?:to|about|of) {_ITEM}"),
+    re.compile(
+        rf"(?:do i have|have i got|is there) (?:a |an |any )?reminders? (?:to|about|for) {_ITEM}"
+    ),
+]
+DONE = [
+    re.compile(rf"(?:did|have) i (?:already |ever )?{_DONE_VERB} {_ITEM}(?: yet| already)?"),
+    re.compile(
+        rf"(?:did|have) i (?:already )?(?:mark|marked|check|checked|tick|ticked|cross|crossed)"
+        rf" {_ITEM} (?:off|as done|done|as complete|complete|as finished)(?: yet| already)?"
+    ),
+    re.compile(
+        rf"{_ITEM} (?:did|have) i (?:already )?(?:{_DONE_VERB}|check|checked|tick|ticked|cross"
+        rf"|crossed|mark|marked) (?:that|it|this)(?: off)?(?: yet| already)?"
+    ),
+    re.compile(rf"(?:is|are) {_ITEM} (?:done|finished|complete|completed|ticked off|checked off)"),
+]
+_ANYONE = r"(?:anything|anyone|something)"
+_ONE_THING = r"(?:thing|meeting|event|appointment|call)"
+LOOSE_WHEN = [
+    re.compile(rf"(?:when|what time|what day) am i {_SEEING} {_ITEM}{_DAY_AFTER}"),
+    re.compile(
+        rf"(?:when|what time|what day|which day|what date|at what time) (?:is|are|was) {_ITEM}"
+        rf"(?: (?:due|scheduled|happening|booked|planned|set|on|start|starting))?{_DAY_AFTER}"
+    ),
+    re.compile(
+        rf"(?:when|what time|what day|which day|what date) (?:do|does|did|should|must|am|was|will)"
+        rf" (?:i|we) (?:need to |have to |got to |gotta |supposed to |meant to |going to |get to )?"
+        rf"(?:be )?{_ITEM}{_DAY_AFTER}"
+    ),
+    re.compile(
+        rf"(?:when|what time|what day) (?:do|does) {_ITEM} (?:start|begin|end|finish|happen)"
+    ),
+    re.compile(rf"(?:am i|are we) {_SEEING} {_ITEM}{_DAY_AFTER}"),
+    re.compile(rf"(?:do|did) i (?:have|see|meet) {_ANYONE} (?:with|for) {_ITEM}{_DAY_AFTER}"),
+    re.compile(rf"what is (?:my|our) next {_ONE_THING} with {_ITEM}{_DAY_AFTER}"),
+    re.compile(rf"(?:is|are) (?:my |the |our )?{_ITEM}{_DAY_NEEDED}"),
+    re.compile(rf"{_ITEM} (?:is|are) (?:that|it|this){_DAY_NEEDED}"),
+]
+
+
+def loose_argued(core: str) -> Argued | None:
+    """An item asked about in words that may be about the world (`Argued.loose`), or None.
+    Called only when no other state rule fits."""
+    for rules, within in ((DONE, "done"), (LOOSE_REMINDERS, "reminders"),
+                          (LOOSE_MEMBERSHIP, ""), (LOOSE_WHEN, "when")):  # fmt: skip
+        for rule in rules:
+            m = rule.fullmatch(core)
+            if m is None:
+                continue
+            item = _clean(m.group("item"))
+            if item:
+                day = (m.groupdict().get("day") or "") if within == "when" else ""
+                return Argued("find", item=item, within=within, day=day, loose=True)
+    return None
+
+
 def _now() -> datetime:
     return datetime.now().astimezone()
 
@@ -402,8 +512,14 @@ def farewell(core: str) -> bool:
 
 
 _LEADING = re.compile(r"^(?:(?:my|our|the|a|an|any|some|called|named|item|task) )+")
+# Words after the item that say what kind of thing it is, not which ("the 529 thing").
+_TRAILING = re.compile(r"(?: (?:thing|stuff|one|task|item|bit|business))+$")
+# A possessive's "s" once normalized ("noah s present"): the name carries it.
+_POSSESSIVE = re.compile(r"(?<=[a-z]) s\b")
 
 
 def _clean(item: str) -> str:
-    """The item as it would be written: articles and possessives off the front."""
-    return _LEADING.sub("", item.strip()).strip()
+    """The item as it would be written: articles and possessives off the front, "thing" off
+    the end, a possessive's "s" off its name."""
+    item = _POSSESSIVE.sub("", item.strip())
+    return _TRAILING.sub("", _LEADING.sub("", item).strip()).strip()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from context.mood_rules import mood_question
 from context.normalize import normalize
-from context.state_arguments import argued, farewell
+from context.state_arguments import argued, farewell, loose_argued
 from context.state_patterns import KEYWORDS, RULES
 from context.state_vocab import INTENTS, Intent, day_word
 from context.user_name import name_question
@@ -58,6 +58,9 @@ class Match:
     within: str = ""
     place: str = ""
     alarms: bool = False
+    # Asked in words that may be about the world ("when is physio"): answered from the records
+    # only where one holds every word of the item, otherwise the model's.
+    loose: bool = False
 
     def slots(self) -> dict[str, object]:
         """The slots this question fills, by name (what `python -m bot route` shows)."""
@@ -68,7 +71,7 @@ class Match:
             value = getattr(self, name)
             if value:
                 out[name] = value
-        for flag in ("needs_notes", "mood", "name", "alarms"):
+        for flag in ("needs_notes", "mood", "name", "alarms", "loose"):
             if getattr(self, flag):
                 out[flag] = True
         return out
@@ -162,6 +165,12 @@ def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None
                 said = m.start("subject") if "subject" in m.re.groupindex else -1
                 rest = core if said < 0 else core[:said] + " " + core[m.end("subject") :]
                 return Routed(_found(intent, m.groupdict(), rest), "rule")
+    # An item named without saying it is the user's ("when is physio"): last of the rules,
+    # and answered only where a record holds it.
+    loose = loose_argued(core)
+    if loose is not None:
+        day = _day(loose.day) if loose.day else "upcoming"
+        return Routed(Match("find", day, item=loose.item, within=loose.within, loose=True), "rule")
     if elsewhere(core):
         return Routed(None, "elsewhere")
     if classifier is None:
