@@ -9,6 +9,7 @@ BENCHES = [
     "models",
     "hearing",
     "words",
+    "cutoffs",
     "stt",
     "state",
     "context",
