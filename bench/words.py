@@ -3,9 +3,10 @@
 `tests/fixtures/pauses_blind/utterances.tsv` was written by someone who had not seen the
 detector: 200 requests with a pause in mid-sentence (the words before it are the "first" part)
 and 100 complete short requests. For each, the words' model (`models.words_turn`) reads the
-words before the pause, as the recognizer would hand them over at the pause, and the bench
-reports, side by side in one run, for the model and for the word rules alone
-(`reads_unfinished`): the share of mid-sentence pauses held (a cut-off avoided) and of
+words before the pause, as the recognizer would hand them over at the pause, and the decision
+(`bot.voice.turn_decision.decide`, with an audio verdict that alone would end the turn) says
+whether the words hold it. The bench reports, side by side in one run, for the model and for
+the word rules alone (`reads_unfinished`): the share of mid-sentence pauses held (a cut-off avoided) and of
 complete requests held (a wait added), by where the pause falls, and the model's time per
 sentence. Ids ending in an odd digit are the calibration half (the bar was chosen there);
 `--half held-out` scores the other half, which is reported once.
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.voice.endpoint import reads_unfinished
+from bot.voice.turn_decision import decide
 from config import load_settings
 from models import load_words_turn
 
@@ -60,7 +62,8 @@ def measure(half: str) -> dict[str, Any]:
         p = model.finished_probability(row["first"])
         times.append((time.perf_counter() - t0) * 1000)
         key = row["where"] if row["kind"] == "pause" else "complete"
-        held[key].append(p < bar or reads_unfinished(row["first"]))
+        hold = decide(1.0, row["first"], p, 0.5, settings.vad).decision == "hold"
+        held[key].append(hold)
         rules[key].append(reads_unfinished(row["first"]))
 
     def share(groups: dict[str, list[bool]], keys: list[str]) -> float:

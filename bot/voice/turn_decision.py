@@ -9,7 +9,9 @@ anyway):
 - **hold** when the words read unfinished: the word rules (`reads_unfinished`: a trailing
   comma, "and", "the", "um") or a chance of ending under `turn_words_hold`. Only the pause's
   longest allowed length (`turn_max_silence_ms`) then ends the turn, so a speaker who stops
-  mid-sentence is still answered, later.
+  mid-sentence is still answered, later. A reply of one or two words ("Cancel.", "Go ahead.",
+  "Next.") is held by the rules only: the model reads most short commands as the opening of
+  something longer (0.002 to 0.05), and a command must not wait for the longest pause.
 - **end** when the audio is sure (over its bar, `turn_threshold` at the first look and
   `turn_recheck_threshold` after), or when the words read finished (at least `turn_words_done`)
   and the audio leans that way (over `turn_agree_threshold`): the two agree, so the turn ends
@@ -29,6 +31,8 @@ from bot.voice.endpoint import reads_unfinished
 from config.settings import VadSettings
 
 Decision = Literal["end", "hold", "wait"]
+# Words in a reply the words' model does not hold ("Go ahead."): the rules alone may.
+SHORT_REPLY = 2
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ def decide(audio: float, text: str, words: float | None, bar: float, vad: VadSet
     `text`, and whose words' chance of ending is `words` (None: not judged)."""
     if reads_unfinished(text):
         return Verdict("hold", audio, words, "rules")
-    if words is not None and words < vad.turn_words_hold:
+    if words is not None and words < vad.turn_words_hold and len(text.split()) > SHORT_REPLY:
         return Verdict("hold", audio, words, "words")
     if audio > bar:
         return Verdict("end", audio, words, "audio")

@@ -21,6 +21,8 @@ BAR = VAD.turn_threshold
         (0.26, "Are there any tasks pending on me?", 0.2, "wait", "audio"),  # words unsure
         (0.1, "What time is it?", 0.8, "wait", "audio"),  # the audio says not yet
         (0.95, "What time is it?", None, "end", "audio"),  # no words' model: as before
+        (0.95, "Go ahead.", 0.02, "end", "audio"),  # a short command: the rules alone hold
+        (0.95, "Send a", 0.0, "hold", "rules"),
         (0.26, "What time is it?", None, "wait", "audio"),
     ],
 )
