@@ -5,9 +5,9 @@ detector: 200 requests with a pause in mid-sentence (the words before it are the
 and 100 complete short requests. For each, the words' model (`models.words_turn`) reads the
 words before the pause, as the recognizer would hand them over at the pause, and the decision
 (`bot.voice.turn_decision.decide`, with an audio verdict that alone would end the turn) says
-whether the words hold it. The bench reports, side by side in one run, for the model and for
-the word rules alone (`reads_unfinished`): the share of mid-sentence pauses held (a cut-off avoided) and of
-complete requests held (a wait added), by where the pause falls, and the model's time per
+whether the words hold it. The bench reports, side by side in one run, for the model and for the
+word rules alone (`reads_unfinished`): the share of mid-sentence pauses held (a cut-off avoided)
+and of complete requests held (a wait added), by where the pause falls, and the model's time per
 sentence. Ids ending in an odd digit are the calibration half (the bar was chosen there);
 `--half held-out` scores the other half, which is reported once.
 
