@@ -13,6 +13,8 @@ const view = new View();
 const panel = new Panel({ send: sendOrConnect, answer: answerApproval });
 const token = takeToken();
 const ICE_GATHER_TIMEOUT_MS = 3000;
+// How often the page reads the server's health once it is warm (the calendar URL's refresh).
+const HEALTH_EVERY_MS = 30000;
 
 // The access token arrives in the link the server printed (?token=…). It is taken out of the
 // address at once, so it does not stay in the address bar, the history or a bookmark, and is
@@ -406,26 +408,33 @@ function init() {
 }
 
 // On a first start the server still readies its models after it answers (the model's shared
-// instructions, the voice's common phrases): say so until a first answer can be fast.
+// instructions, the voice's common phrases): say so until a first answer can be fast. After
+// that the server's health is read every half minute for the calendar URL's last refresh.
 async function watchWarmUp() {
   const started = Date.now();
+  let warm = false;
   for (;;) {
-    let health;
+    let health = null;
     try {
       const r = await fetch("/healthz");
-      if (!r.ok) {
+      if (!r.ok && !warm) {
         view.error(`The Annie server answered HTTP ${r.status}.`);
         return;
       }
-      health = await r.json();
+      if (r.ok) health = await r.json();
     } catch {
-      view.error(`Cannot reach the Annie server at ${location.host}. Is it running?`);
-      return;
+      if (!warm) {
+        view.error(`Cannot reach the Annie server at ${location.host}. Is it running?`);
+        return;
+      }
     }
-    const left = health.warming || [];
-    view.warming(left, (Date.now() - started) / 1000);
-    if (!left.length) return;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (health) {
+      view.calendar(health.calendar);
+      const left = health.warming || [];
+      view.warming(left, (Date.now() - started) / 1000);
+      warm = warm || !left.length;
+    }
+    await new Promise((resolve) => setTimeout(resolve, warm ? HEALTH_EVERY_MS : 1000));
   }
 }
 

@@ -301,6 +301,18 @@ export class View {
     }
   }
 
+  // The calendar URL's last refresh (`/healthz` "calendar"): a failed one is said, since the
+  // schedule then answers from the last copy that was read.
+  calendar(status) {
+    const node = $("calendar-note");
+    const failed = Boolean(status) && !status.ok;
+    node.hidden = !failed;
+    node.textContent = failed
+      ? `Your calendar could not be refreshed: ${status.detail}. ` +
+        "Schedule answers use the last copy read."
+      : "";
+  }
+
   voiceState(state) {
     const node = $("voice");
     node.dataset.state = state;

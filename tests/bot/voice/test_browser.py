@@ -22,6 +22,7 @@ import pytest
 from playwright.async_api import BrowserContext, Page, async_playwright
 
 from bot.server.app import Engines
+from bot.server.state import STATE
 from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM, Tokenizer
@@ -262,3 +263,27 @@ async def test_the_page_shows_an_approval_and_approve_runs_it(
         await page.wait_for_selector("#approval", state="hidden", timeout=30_000)
         assert store.notes.get(note) is None
         assert errors == [] and script == []
+
+
+async def test_the_page_says_when_the_calendar_url_cannot_be_refreshed(
+    tmp_path: Path, voice_settings: Settings, engines: Engines, llm: LLM, store: Store
+) -> None:
+    # Nothing listens on port 9 of this machine: the refresh fails at start-up.
+    settings = load_settings(
+        context={"window": 4096},
+        calendar={"url": "http://127.0.0.1:9/cal.ics", "url_allow_private": True},
+    )
+    async with serve(settings, engines, llm, store) as server:
+        feed = server.app[STATE].calendar_feed
+        for _ in range(300):
+            if feed.status is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert feed.status is not None and not feed.status.ok
+        async with chromium(tmp_path / "calendar", []) as (_, page):
+            await page.goto(server.url + "/")
+            await page.wait_for_selector("#calendar-note:not([hidden])", timeout=30_000)
+            note = await page.inner_text("#calendar-note")
+            assert note.startswith("Your calendar could not be refreshed: could not fetch")
+            await page.evaluate("annie.view.calendar({ok: true, detail: '1 events fetched'})")
+            assert await page.get_attribute("#calendar-note", "hidden") is not None
