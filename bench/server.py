@@ -195,12 +195,11 @@ async def run_engine(
     phases = [
         await _phase(llm, settings, home / f"{n}-sessions.db", n, turns, options) for n in counts
     ]
-    info = getattr(llm, "info", None)
     return {
         "engine": name,
-        "kind": info.kind if info is not None else "in process",
-        "label": getattr(llm, "label", llm.path.name),
-        "slots": getattr(llm, "max_parallel", 1),
+        "kind": llm.kind,
+        "label": llm.label,
+        "slots": llm.max_parallel or 1,
         "first_token_ms_p50": phases[0]["first_token_ms_p50"],
         "first_token_ms_p95": phases[0]["first_token_ms_p95"],
         **_tokens(phases[0]["per_turn"]),
@@ -291,9 +290,7 @@ async def bench(
 
 
 def _close(llm: LLM) -> None:
-    close = getattr(llm, "close", None)
-    if callable(close):
-        close()
+    llm.close()
 
 
 def _notes(engines: list[dict[str, Any]], fewest: int) -> list[str]:

@@ -303,9 +303,7 @@ def run(args: argparse.Namespace) -> int:
                     run_ways_out(llm, store, unsure, routing)
                 model_ms = asyncio.run(_model_answer(llm, store))
             finally:
-                close = getattr(llm, "close", None)
-                if close is not None:
-                    close()
+                llm.close()
         store.close()
 
     print(f"store: {args.tasks:,} tasks, {args.notes:,} notes (+ reminders)")

@@ -145,14 +145,16 @@ class Runtime:
         """The context window in use: the configured one, capped by the loaded model's."""
         window = self.settings.context.window
         if self._llm is not None:
-            window = min(window, int(getattr(self._llm, "n_ctx", window)))
+            window = min(window, int(self._llm.n_ctx))
         return window
 
     def codec(self) -> Any:
         """What the ledger counts with: the LLM when loaded, else the vocab-only tokenizer.
         A served model is reached instead (a probe, not a load): a local GGUF may be another
         model's vocabulary, and the served one decides which counts are exact."""
-        if self._llm is not None or self.settings.models.llm_backend == "server":
+        from models import served
+
+        if self._llm is not None or served(self.settings):
             return self.llm
         if self._tokenizer is None:
             from models import load_tokenizer
@@ -327,7 +329,7 @@ class Runtime:
         make this user's turn wait behind it; those stop too. A serving engine runs sessions
         side by side, and only this session's own stops."""
         self.head_stop.set()
-        shared = self._llm is None or self._llm.backend != "server"
+        shared = self._llm is None or not self._llm.parallel
         for other in list(self.sessions) if shared else [session]:
             other.stop_background()
 
@@ -369,8 +371,7 @@ class Runtime:
                 await session.close()
         self._closed = True
         await self.reminders.stop()
-        close = getattr(self._llm, "close", None)
-        if self._owns_llm and callable(close):
-            await asyncio.to_thread(close)
+        if self._owns_llm and self._llm is not None:
+            await asyncio.to_thread(self._llm.close)
         if self._owns_store and self._store is not None:
             self._store.close()

@@ -65,6 +65,7 @@ __all__ = [
     "load_vad",
     "load_words_turn",
     "resolve",
+    "served",
 ]
 
 
@@ -124,6 +125,12 @@ def load_words_turn(settings: Settings) -> WordsTurn:
     from models.words_turn import WordsTurn
 
     return WordsTurn(packaged_llm())
+
+
+def served(settings: Settings) -> bool:
+    """Whether the chat model is reached at a serving engine (`models.llm_backend`) rather
+    than loaded in this process."""
+    return settings.models.llm_backend == "server"
 
 
 def load_turn_detector(settings: Settings) -> TurnDetector:

@@ -106,10 +106,26 @@ class LLM(ABC):
     path: Path
     backend: str = "local"
 
+    # What an engine can do, declared here so that callers never ask which engine it is.
+    @property
+    def parallel(self) -> bool:
+        """Whether conversations run side by side on this engine (a serving engine with
+        slots); in process, one call runs at a time and every session waits its turn."""
+        return False
+
     @property
     def max_parallel(self) -> int | None:
         """Calls the engine runs at once; None when it does not say. In-process: one."""
         return 1
+
+    @property
+    def kind(self) -> str:
+        """Where the model runs, as a status line says it ("in process", "llama.cpp")."""
+        return "in process"
+
+    def close(self) -> None:
+        """Let go of what the engine holds (threads, memory, connections); nothing by default."""
+        return None
 
     @property
     def label(self) -> str:

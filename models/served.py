@@ -112,9 +112,17 @@ class ServedLLM(TemplatedLLM):
     # -- what the server is --------------------------------------------------------------
 
     @property
+    def parallel(self) -> bool:
+        return True
+
+    @property
     def max_parallel(self) -> int | None:
         """Requests the engine runs at once, where it says (llama-server's slots)."""
         return self.info.slots
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind
 
     @property
     def label(self) -> str:

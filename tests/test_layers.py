@@ -167,3 +167,46 @@ def test_the_checkers_see_lazy_imports_and_circles(tmp_path: Path) -> None:
         sample.unlink()
     assert tops.count("bot") == 2 and "compaction" in tops
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# What an engine can do is declared on the LLM interface (`models.base.LLM`: `parallel`,
+# `max_parallel`, `n_ctx`, `kind`, `close`); outside `models/`, nothing asks which engine it is.
+_ENGINE_PROBES = frozenset(["n_ctx", "close", "max_parallel", "info", "label", "kind", "meter"])
+
+
+def engine_probes(path: Path) -> list[tuple[int, str]]:
+    """(line, what) for each comparison of an engine's `backend` and each `getattr` or
+    `hasattr` of an engine capability by name in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(s, ast.Attribute) and s.attr == "backend" for s in sides):
+                found.append((node.lineno, "backend compared"))
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in _ENGINE_PROBES
+        ):
+            found.append((node.lineno, f"{node.func.id} {node.args[1].value!r}"))
+    return found
+
+
+def test_nothing_outside_models_asks_which_engine_it_is() -> None:
+    outside = [p for name in ORDER if name != "models" for p in files(name)]
+    probes = [f"{p.relative_to(ROOT)}:{line}: {what}" for p in outside
+              for line, what in engine_probes(p)]  # fmt: skip
+    assert probes == []
+
+
+def test_the_engine_probe_check_sees_both_kinds(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def f(llm):\n    if llm.backend == 'server':\n        pass\n"
+        "    close = getattr(llm, 'close', None)\n    return getattr(llm, 'model_path', '')\n"
+    )
+    assert engine_probes(sample) == [(2, "backend compared"), (4, "getattr 'close'")]

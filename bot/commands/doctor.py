@@ -27,7 +27,7 @@ import numpy as np
 from bot.commands.doctor_network import exposure, print_exposure
 from config import load_settings
 from config.settings import Settings
-from models import ROLES, ModelError, detect_device, resolve
+from models import ROLES, ModelError, detect_device, resolve, served
 from models.footprint import ModelShape, format_bytes
 
 HELP = "check versions, the device and every model, with a short real run of each engine"
@@ -232,7 +232,7 @@ SMOKE: dict[str, Callable[[Settings], dict[str, Any]]] = {
 
 def check_role(role: str, settings: Settings) -> dict[str, Any]:
     """Resolve one role and run its smoke test; never raises."""
-    if role == "llm" and settings.models.llm_backend == "server":
+    if role == "llm" and served(settings):
         from bot.commands.doctor_server import check_server
 
         # Nothing to resolve (resolving could download a GGUF) and no memory to estimate here.
@@ -260,7 +260,7 @@ def check_role(role: str, settings: Settings) -> dict[str, Any]:
 def gpu_proof(settings: Settings, device: str) -> dict[str, Any]:
     """On CUDA, load the chat model as the runtime does and read where llama.cpp put its
     layers (before the smoke tests, so nothing else holds the card). Off CUDA: not checked."""
-    if device != "cuda" or settings.models.llm_backend == "server":
+    if device != "cuda" or served(settings):
         return {"checked": False}
     from models.cuda_libs import prove_llama
 

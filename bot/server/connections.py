@@ -142,9 +142,7 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         approvals=state.approvals,
     )
     relay.attach(voice)
-    meter = getattr(session, "meter", None)
-    if callable(meter):
-        voice.send(meter())  # the fixed overhead shows on the meter before the first turn
+    voice.send(session.meter())  # the fixed overhead shows on the meter before the first turn
     conn = Connection(session_id, pc, voice)
     state.connections[session_id] = conn
     for hook in state.on_voice_session:

@@ -113,7 +113,7 @@ def session_limit(settings: Settings, llm: LLM | None) -> int:
 
 def engine_slots(llm: LLM | None) -> int | None:
     """Requests a serving engine runs at once, where it says; None for a local model."""
-    return llm.max_parallel if llm is not None and llm.backend == "server" else None
+    return llm.max_parallel if llm is not None and llm.parallel else None
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("annie_state", ServerState)

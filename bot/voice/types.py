@@ -36,6 +36,9 @@ class TurnSession(Protocol):
     def tool_names(self) -> list[str]:
         """The tools a turn may require by name."""
 
+    def meter(self) -> Event:
+        """The context meter as it stands (shown before the first turn)."""
+
     def cancel(self, delivered_text: str | None = None) -> None:
         """Barge-in while the answer is being generated: stop, keep what was heard."""
 
