@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.tools.approval import approved_runner
 from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
-from bot.turn.answers import AnswerChain
+from bot.turn.answers import STAGES, AnswerChain
 from bot.turn.reminders import ReminderScheduler
 from compaction import create_hooks
 from compaction.briefing import build_briefing, notes_block
@@ -73,7 +73,7 @@ class Runtime:
         registry: ToolRegistry | None = None,
         hooks_factory: HooksFactory | None = None,
         system_prompt: str | None = None,
-        answer_stages: tuple[str, ...] = ("reminder", "approval", "state", "done", "fact"),
+        answer_stages: tuple[str, ...] = STAGES,
     ) -> None:
         self.settings = settings
         self._llm = llm

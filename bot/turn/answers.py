@@ -12,9 +12,11 @@
    done, as an approval; nothing changes without the yes (`context.done_claims`).
 5. Stated facts: the user stating a value a current note states otherwise: both said, and
    the note replaced only on the yes.
-6. The model (`bot.turn.model_turn`), for everything else and after an approval.
+6. Deleting a note by its words ("delete the note about the gate code"): asked as an approval;
+   several that fit are named and the user's pick says which (`context.forget`).
+7. The model (`bot.turn.model_turn`), for everything else and after an approval.
 
-The first five answer without the model, in milliseconds. Each is an `Answerer`: it answers
+The first six answer without the model, in milliseconds. Each is an `Answerer`: it answers
 (`answer`), says whether answering may change the store (`acts`), and says read only whether
 it would answer and why (`place`, what `python -m bot route` prints). Every front end (the
 voice page, `chat`, `ask`, replay) decides through one `AnswerChain`, built by
@@ -38,6 +40,7 @@ from bot.tools.base import ToolOutput
 from bot.turn import reminder_commands
 from bot.turn.reminder_commands import may_be_command
 from bot.turn.reminder_commands import resolve as reminder_command
+from context import forget
 from context.choice import Choices
 from context.done_claims import claim, fitting
 from context.spoken import count_words, join_spoken, quoted
@@ -52,7 +55,7 @@ from models.base import ToolCall
 # Runs an approved call with its stored parameters; the event stops it (a barge-in).
 RunApproved = Callable[[ApprovalRow, asyncio.Event | None], Awaitable[ToolOutput]]
 # The stages before the model, in the order they are tried.
-STAGES = ("reminder", "approval", "state", "done", "fact")
+STAGES = ("reminder", "approval", "state", "done", "fact", "forget")
 # How many fitting tasks a "which one?" names (and a pick can choose among).
 CHOICES = 5
 # How long a reminder's "which one?" stands (a task's stands as long as an approval).
@@ -104,7 +107,7 @@ class Placed:
     decided, None where a rule did."""
 
     text: str
-    stage: str  # "reminder" | "approval" | "state" | "done" | "fact" | "model"
+    stage: str  # a stage's name (STAGES) or "model"
     intent: str | None = None
     slots: dict[str, object] = field(default_factory=dict)
     confidence: float | None = None
@@ -276,6 +279,26 @@ class StatePath:
         )
 
 
+def placed_choice(
+    stage: str,
+    text: str,
+    picked: tuple[str, str] | None,
+    fitting: Callable[[], Sequence[TaskRow | NoteRow]],
+    why: str,
+) -> Placed | None:
+    """Where a stage that names records and asks "which one?" would place `text`: a pick from
+    its open question, or the records the words fit (read only)."""
+    if picked is not None:
+        return Placed(text, stage, stage, {"picked": picked[0]}, why="picks from 'which one?'")
+    try:
+        found = fitting()
+    except (StoreError, sqlite3.Error):
+        return None
+    if not found:
+        return None
+    return Placed(text, stage, stage, {"records": [r.id for r in found]}, why=why)
+
+
 @dataclass
 class DoneClaims:
     """The user saying an open task is done: both sides said, and a yes asked for; when
@@ -349,17 +372,8 @@ class DoneClaims:
 
     def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
         picked = self.choices.picked(session_id, text)
-        if picked is not None:
-            slots: dict[str, object] = {"picked": picked[0]}
-            return Placed(text, self.name, "done", slots, why="picks from 'which one is done?'")
-        try:
-            tasks = self._fitting(text)
-        except (StoreError, sqlite3.Error):
-            return None
-        if not tasks:
-            return None
-        found: dict[str, object] = {"tasks": [t.id for t in tasks]}
-        return Placed(text, self.name, "done", found, why="the user says an open task is done")
+        why = "the user says an open task is done, or names one to mark"
+        return placed_choice(self.name, text, picked, lambda: self._fitting(text), why)
 
 
 @dataclass
@@ -417,6 +431,64 @@ class StatedFacts:
 
 
 @dataclass
+class ForgetNote:
+    """ "Delete the note about the gate code" when several notes fit: they are named, and the
+    user's pick says which is deleted (the pick is the yes). With one that fits, the model
+    deletes it by id through its own approval, which names the note's words."""
+
+    store: Store | None
+    ttl_s: float
+    name: str = "forget"
+    choices: Choices = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.choices = Choices(self.ttl_s)
+
+    def acts(self, text: str) -> bool:
+        return forget.named(text) is not None or self.choices.waiting()
+
+    def _fitting(self, text: str) -> list[NoteRow]:
+        words = forget.named(text)
+        if words is None or self.store is None:
+            return []
+        hits = self.store.notes.search_fts(" ".join(words), limit=20, written_only=True)
+        rows = [row for h in hits if (row := self.store.notes.get(h.id)) is not None]
+        return forget.fitting(words, rows)
+
+    async def answer(
+        self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
+    ) -> Decision | None:
+        if self.store is None or not session_id:
+            return None
+        picked = self.choices.picked(session_id, text)
+        self.choices.close(session_id)
+        try:
+            if picked is not None:
+                # Asked which one to delete, the user named it: that answer is the yes.
+                self.store.notes.delete(picked[0])
+                said = f"Deleted the note {quoted(picked[1])}."
+                return Answered(self.name, StateResult(said, "forget", [picked[0]]))
+            notes = self._fitting(text)
+            if len(notes) < 2:
+                # None or one: the model's, which deletes by id through its approval.
+                return None
+            shown = notes[:CHOICES]
+            self.choices.ask(session_id, [n.id for n in shown], [n.text for n in shown])
+        except (StoreError, sqlite3.Error, NotFoundError):
+            return None
+        names = join_spoken([quoted(n.text) for n in shown], len(notes))
+        fit = f"{count_words(len(notes), 'note').capitalize()} fit that: {names}."
+        asked = f"{fit} Which one shall I delete?"
+        return Answered(self.name, StateResult(asked, "forget", [n.id for n in shown]))
+
+    def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
+        picked = self.choices.picked(session_id, text)
+        why = "asks to delete a note by its words, and several fit"
+        several = lambda: notes if len(notes := self._fitting(text)) > 1 else []  # noqa: E731
+        return placed_choice(self.name, text, picked, several, why)
+
+
+@dataclass
 class AnswerChain:
     """The answerers before the model, in order; `decide` returns the first that answers."""
 
@@ -440,6 +512,7 @@ class AnswerChain:
             ttl = resolver.settings.tools.approval_ttl_s
             made["done"] = DoneClaims(store, ttl)
             made["fact"] = StatedFacts(store, ttl)
+            made["forget"] = ForgetNote(store, ttl)
         return cls([made[name] for name in STAGES if name in stages and name in made])
 
     @property

@@ -16,6 +16,7 @@ from tests.bot.conftest import collect, make_runtime
 
 # The shipped tool the yes runs (the runtime's default registry has it).
 COMPLETE = next(t for t in memory_tools() if t.name == "complete_task")
+DELETE = next(t for t in memory_tools() if t.name == "delete_note")
 ASKED = "Your task 'pay the gas bill' is still open. Shall I mark it done?"
 
 
@@ -129,4 +130,37 @@ async def test_a_stated_fact_against_a_note_is_said_with_both_sides_and_changed_
     for text in ("My brother lives in Porto", "Is my sister in Porto?", "I like Porto"):
         events = await collect(session, text)
         assert not [e for e in events if isinstance(e, StateAnswer)], text
+    await runtime.close()
+
+
+async def test_deleting_a_note_by_its_words_asks_and_a_pick_says_which(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    replies: deque[str] = deque()
+    llm = ScriptedLLM(tokenizer, lambda prompt: replies.popleft() if replies else "Okay.")
+    runtime = make_runtime(llm, tmp_path, extra=[DELETE])
+    gate = runtime.store.notes.add("The old gate code is 4411")
+    runtime.store.notes.add("The new gate code is 9922")
+    runtime.store.notes.add("Leo is allergic to peanuts")
+    session = runtime.open_session()
+
+    # Several fit: named by their words, and the pick deletes that one.
+    events = await collect(session, "Delete the note about the gate code")
+    (asked,) = [e.text for e in events if isinstance(e, StateAnswer)]
+    assert asked == (
+        "Two notes fit that: 'The old gate code is 4411' and 'The new gate code is 9922'. "
+        "Which one shall I delete?"
+    )
+    events = await collect(session, "the old one")
+    assert [e.text for e in events if isinstance(e, StateAnswer)] == [
+        "Deleted the note 'The old gate code is 4411'."
+    ]
+    assert runtime.store.notes.get(gate) is None
+    assert llm.prompts == []
+
+    # One fits: the model's to delete by id (its approval names the note), nothing asked here.
+    replies.append("Which note do you mean?")
+    events = await collect(session, "please forget the note about Leo")
+    assert not [e for e in events if isinstance(e, StateAnswer)]
+    assert len(llm.prompts) == 1 and runtime.store.approvals.pending() == []
     await runtime.close()
