@@ -119,7 +119,7 @@ def load_vad(settings: Settings) -> VAD:
 
 
 def load_words_turn(settings: Settings) -> WordsTurn:
-    """The words' end-of-turn model: the shipped SmolLM2-135M on one CPU thread, whatever
+    """The words' end-of-turn model: the shipped SmolLM2-135M on two CPU threads, whatever
     model answers (`models.words_turn`)."""
     from models.resolver import packaged_llm
     from models.words_turn import WordsTurn

