@@ -197,8 +197,7 @@ class Runtime:
         """The user's own calendar files (`[calendar] files`), read where they lie, and the
         fetched copy of `[calendar] url`; None when neither is set. Files are parsed at the
         first question that reads them."""
-        cal = self.settings.calendar
-        if self._calendar is None and (cal.files or cal.url.strip()):
+        if self._calendar is None:
             from memory.calendar import from_settings
 
             self._calendar = from_settings(self.settings)

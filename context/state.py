@@ -174,16 +174,17 @@ class StateResolver:
     def _find(self, found: Match, now: datetime) -> StateResult | None:
         assert self.store is not None
         tasks = lookup.task_records(self.store.tasks.find())
-        reminders = lookup.reminder_records(self.store.reminders.open())
-        timed = [r for r in tasks if r.when] + reminders + self._events(found.item, now)
-        if found.loose:
-            # Words that may be about the world: the records answer only if one holds the
-            # item (an event, a reminder, a task), and otherwise the model does.
-            held = tasks + reminders + timed if found.within != "done" else tasks
-            if not lookup.find(found.item, held).exact:
-                return None
+        # Words that may be about the world (`Match.loose`): the records answer only where one
+        # holds the item, and otherwise the model does.
         if found.within == "done":
+            if found.loose and not lookup.find(found.item, tasks).exact:
+                return None
             return lookup.done_answer(found.item, tasks, now)
+        reminders = lookup.reminder_records(self.store.reminders.open())
+        events = self._events(found.item, now)
+        if found.loose and not lookup.find(found.item, tasks + reminders + events).exact:
+            return None
+        timed = [r for r in tasks if r.when] + reminders + events
         if found.within == "when":
             day = "" if found.day == "upcoming" else found.day
             return lookup.when_answer(found.item, day, timed, now, self._embed())

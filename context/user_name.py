@@ -35,9 +35,11 @@ _QUESTIONS = [
         r"|i am called|i like to be called))"
     ),
 ]
-# The phrases a naming saying holds, as the full-text index is asked for them (cheap: only
-# rows holding one are read).
-PHRASES = ("name", "call me", "go by", "goes by", "called")
+# The phrases a naming saying holds, as the full-text index is asked for them: only rows with
+# one are read, and phrases rather than "name" or "called" alone, so the newest of them are
+# sayings ("I called the plumber", "the restaurant's name" are not read at all).
+PHRASES = ("my name", "user s name", "call me", "go by", "goes by", "be called", "am called",
+           "m called")  # fmt: skip
 _NAME = r"(?P<name>[A-Za-z][A-Za-z'\-]*(?: [A-Z][A-Za-z'\-]*)?)"
 _SAYINGS = re.compile(
     r"(?:\b(?P<neg>don't|do not|never|stop|please don't)\s+)?"

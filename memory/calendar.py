@@ -209,8 +209,12 @@ class _Index:
 class Calendar:
     """The user's calendar: every event in the given .ics files and folders of them."""
 
-    def __init__(self, sources: list[Path], tz: tzinfo | None = None) -> None:
+    def __init__(
+        self, sources: list[Path], tz: tzinfo | None = None, fetched: Path | None = None
+    ) -> None:
         self._sources = list(sources)
+        # The copy of `[calendar] url` among the sources: missing, it is not fetched yet.
+        self._fetched = fetched
         # None keeps the machine's local zone, applied per date (datetime.astimezone()) so a
         # floating 10:00 in July gets July's offset, not whatever offset today has.
         self._tz = tz
@@ -371,7 +375,7 @@ class Calendar:
                 found = _ics_in(source)
             elif source.is_file():
                 found = [source]
-            elif source.name == FEED_NAME:
+            elif source == self._fetched:
                 raise CalendarError(
                     "the calendar URL has not been fetched yet ([calendar] url; "
                     "`python -m bot doctor` fetches it and says why not)"
@@ -488,9 +492,10 @@ def from_settings(settings: Settings) -> Calendar | None:
     """The calendar named in `[calendar] files` and `[calendar] url` (as its fetched copy), or
     None when neither is set."""
     sources = [Path(f).expanduser() for f in settings.calendar.files]
-    if settings.calendar.url.strip():
-        sources.append(feed_file(settings))
-    return Calendar(sources) if sources else None
+    fetched = feed_file(settings) if settings.calendar.url.strip() else None
+    if fetched is not None:
+        sources.append(fetched)
+    return Calendar(sources, fetched=fetched) if sources else None
 
 
 def _parse(path: Path, mtime_ns: int, size: int) -> tuple[_Parsed, list[Any]]:

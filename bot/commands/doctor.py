@@ -338,7 +338,7 @@ def _fetch_feed(settings: Settings) -> dict[str, Any]:
 
 def _print_calendar(entry: dict[str, Any]) -> None:
     if not entry["configured"]:
-        print("\n[ok  ] calendar\n  none set ([calendar] files in config.toml)")
+        print("\n[ok  ] calendar\n  none set ([calendar] files or url in config.toml)")
         return
     print(f"\n[{'ok  ' if entry['ok'] else 'warn'}] calendar")
     if "url" in entry:

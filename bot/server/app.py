@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -107,9 +108,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 def _feed_status(state: ServerState) -> dict[str, object] | None:
     feed = state.calendar_feed
-    if feed is None or feed.status is None:
-        return None
-    return {"ok": feed.status.ok, "detail": feed.status.detail, "at": feed.status.at}
+    return asdict(feed.status) if feed is not None and feed.status is not None else None
 
 
 def create_app(
@@ -159,7 +158,7 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
     # Never loads the model itself: `serve` loads it before listening; until then, config.
     app[STATE].loaded_llm = lambda: runtime.llm if runtime.has_llm else None
     app[STATE].head_kept = lambda: runtime.head_kept
-    _schedule_reminders(app, runtime)
+    _run_in_background(app, runtime)
     token = settings.server.token
     app.router.add_get(
         "/api/knowledge", snapshot_route(runtime.store, lambda r: authorized(r, token))
@@ -169,7 +168,7 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
     return app
 
 
-def _schedule_reminders(app: web.Application, runtime: Runtime) -> None:
+def _run_in_background(app: web.Application, runtime: Runtime) -> None:
     """Reminders fire while the server runs, whether or not a page is open; the calendar at
     `[calendar] url` is refreshed while it runs too."""
     from bot.calendar_feed import CalendarFeed

@@ -12,8 +12,8 @@
    done, as an approval; nothing changes without the yes (`context.done_claims`).
 5. Stated facts: the user stating a value a current note states otherwise: both said, and
    the note replaced only on the yes.
-6. Deleting a note by its words ("delete the note about the gate code"): asked as an approval;
-   several that fit are named and the user's pick says which (`context.forget`).
+6. Deleting a note by words several notes hold ("delete the note about the gate code"): they
+   are named and the user's pick says which (`context.forget`); one that fits is the model's.
 7. The model (`bot.turn.model_turn`), for everything else and after an approval.
 
 The first six answer without the model, in milliseconds. Each is an `Answerer`: it answers
