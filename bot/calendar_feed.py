@@ -12,7 +12,9 @@ one, it is the one request Annie makes without asking each time, so it is made t
   `url_max_bytes` and `url_timeout_s`;
 - what comes back must parse as iCalendar before it replaces the copy in
   `<home>/calendar/feed.ics` (`memory.calendar.feed_file`), written whole and renamed into
-  place, so a failed or half fetch leaves the last good copy answering.
+  place, so a failed or half fetch leaves the last good copy answering; the same calendar
+  fetched again is not written, so it is not parsed again, and a changed one is parsed and
+  expanded at once, in a worker thread, not by the next question.
 
 `memory.calendar` reads that copy like any .ics file, so the schedule, the state path and the
 briefing see the URL's events with no network on their path. The refresh runs every
@@ -28,7 +30,8 @@ import logging
 import os
 import tempfile
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -44,7 +47,7 @@ from bot.tools.pinned_http import (
 from bot.tools.web import TooManyRedirects, fetch_pinned
 from config import Settings
 from context.egress import egress_for
-from memory.calendar import feed_file
+from memory.calendar import Calendar, CalendarError, feed_file
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +82,12 @@ class CalendarFeed:
         *,
         resolver: Resolver = system_resolver,
         connector: Connector = direct_connector,
+        calendar: Calendar | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
+        # The runtime's calendar, read again at once when a fetch changes its copy.
+        self.calendar = calendar
         self.resolver = resolver
         self.connector = connector
         self.status: FeedStatus | None = None
@@ -125,8 +131,14 @@ class CalendarFeed:
         events = await asyncio.to_thread(_events_in, page.body)
         if events is None:
             return _status(False, "what the calendar URL sent is not iCalendar")
-        await asyncio.to_thread(_replace, feed_file(self.settings), page.body)
-        return _status(True, f"{events} events fetched")
+        fetched = f"{events:,} event{'' if events == 1 else 's'}"
+        if not await asyncio.to_thread(_replace, feed_file(self.settings), page.body):
+            return _status(True, f"{fetched}, unchanged")
+        if self.calendar is not None:
+            # Parsed and expanded now, off the event loop, so no question or new session's
+            # briefing pays for a changed calendar (a 2,000-event one takes seconds).
+            await asyncio.to_thread(_warm, self.calendar)
+        return _status(True, f"{fetched} fetched")
 
     def start(self) -> None:
         """Refresh now and every `refresh_minutes` until `stop`; nothing when no URL is set."""
@@ -167,8 +179,19 @@ def _events_in(body: bytes) -> int | None:
     return sum(len(c.walk("VEVENT")) for c in found)
 
 
-def _replace(path: os.PathLike[str], body: bytes) -> None:
-    """Write `body` to `path` whole: a temporary file beside it, renamed into place."""
+def _warm(calendar: Calendar) -> None:
+    now = datetime.now().astimezone()
+    with contextlib.suppress(CalendarError):  # the questions that need it say so
+        calendar.between(now, now + timedelta(days=1))
+
+
+def _replace(path: os.PathLike[str], body: bytes) -> bool:
+    """Write `body` to `path` whole (a temporary file beside it, renamed into place); False,
+    and nothing written, when the file already holds it: an unchanged calendar keeps its
+    modification time, so it is not parsed again."""
+    with contextlib.suppress(OSError):
+        if Path(path).read_bytes() == body:
+            return False
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".feed-", suffix=".ics")
@@ -180,3 +203,4 @@ def _replace(path: os.PathLike[str], body: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    return True

@@ -173,7 +173,8 @@ def _run_in_background(app: web.Application, runtime: Runtime) -> None:
     `[calendar] url` is refreshed while it runs too."""
     from bot.calendar_feed import CalendarFeed
 
-    feed = app[STATE].calendar_feed = CalendarFeed(runtime.settings, runtime.store)
+    feed = CalendarFeed(runtime.settings, runtime.store, calendar=runtime.calendar)
+    app[STATE].calendar_feed = feed
 
     async def start(_: web.Application) -> None:
         runtime.reminders.start()

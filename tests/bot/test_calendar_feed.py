@@ -69,10 +69,15 @@ async def test_a_fetched_calendar_is_read_like_a_file(
     assert calendar is not None
     with pytest.raises(CalendarError, match="has not been fetched yet"):
         calendar.between(DAY, DAY + timedelta(days=1))
-    status = await CalendarFeed(settings, store).refresh()
-    assert status.ok and status.detail == "1 events fetched", status
+    status = await CalendarFeed(settings, store, calendar=calendar).refresh()
+    assert status.ok and status.detail == "1 event fetched", status
     (event,) = calendar.between(DAY, DAY + timedelta(days=1))
     assert event.title == "Team standup" and feed_file(settings).is_file()
+    # The same calendar again: not written, so not parsed again.
+    written = feed_file(settings).stat().st_mtime_ns
+    again = await CalendarFeed(settings, store).refresh()
+    assert again.ok and again.detail == "1 event, unchanged", again
+    assert feed_file(settings).stat().st_mtime_ns == written
 
 
 async def test_a_bad_answer_keeps_the_last_good_copy(
@@ -130,7 +135,7 @@ def test_doctor_fetches_the_url_and_says_how_it_went(
     annie_home: object, server_thread_url: str
 ) -> None:
     good = calendar_check(_settings(server_thread_url))
-    assert good["ok"] and good["url"] == {"ok": True, "detail": "1 events fetched"}
+    assert good["ok"] and good["url"] == {"ok": True, "detail": "1 event fetched"}
     assert good["summary"].startswith("1 file, 1 event")
     bad = calendar_check(_settings(server_thread_url.replace("/cal.ics", "/missing")))
     assert good["ok"] and not bad["ok"] and "HTTP 404" in bad["url"]["detail"]

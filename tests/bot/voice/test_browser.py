@@ -285,5 +285,5 @@ async def test_the_page_says_when_the_calendar_url_cannot_be_refreshed(
             await page.wait_for_selector("#calendar-note:not([hidden])", timeout=30_000)
             note = await page.inner_text("#calendar-note")
             assert note.startswith("Your calendar could not be refreshed: could not fetch")
-            await page.evaluate("annie.view.calendar({ok: true, detail: '1 events fetched'})")
+            await page.evaluate("annie.view.calendar({ok: true, detail: '1 event fetched'})")
             assert await page.get_attribute("#calendar-note", "hidden") is not None
