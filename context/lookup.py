@@ -24,8 +24,7 @@ import numpy.typing as npt
 
 from context.spoken import count_words, join_spoken, spoken_when
 from context.state_answers import SPOKEN_ITEMS, StateResult, day_window
-from context.state_rules import Day
-from context.state_vocab import forms
+from context.state_vocab import Day, forms
 from memory.fts import STOPWORDS
 from memory.rows import ReminderRow, TaskRow, from_iso
 

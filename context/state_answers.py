@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from context.certainty import sure
 from context.recall import Asked, named
 from context.spoken import count_words, join_spoken, spoken_time, spoken_when
-from context.state_rules import Day
+from context.state_vocab import Day
 from context.user_name import PHRASES, name_in
 from memory import approvals
 from memory.fts import STOPWORDS

@@ -18,72 +18,25 @@ and is not one. "What do you call me?" is placed the same way (`context.user_nam
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from context.intent_specs import BY_NAME, SPECS, Match
 from context.mood_rules import mood_question
 from context.normalize import normalize
 from context.state_arguments import argued, farewell, loose_argued
-from context.state_patterns import KEYWORDS, RULES
-from context.state_vocab import INTENTS, Intent, day_word
+from context.state_vocab import INTENTS, Day, Intent, day_word
 from context.user_name import name_question
 
 if TYPE_CHECKING:
     from context.intents import Verdict
 
-__all__ = ["INTENTS", "Intent", "Match", "Routed", "match", "normalize", "route"]
-
-Day = Literal["today", "tomorrow", "week", "overdue", "upcoming"]
+__all__ = ["INTENTS", "Day", "Intent", "Match", "Routed", "match", "normalize", "route"]
 
 
-@dataclass(frozen=True)
-class Match:
-    intent: Intent
-    day: Day = "upcoming"
-    # "remember": the thing asked about, and whether only notes about it may answer (in
-    # "what do you know about X", X may be general knowledge, which is the model's to answer).
-    subject: str = ""
-    needs_notes: bool = False
-    # "How am I feeling lately?": read back what the user said about their mood (`memory.mood`),
-    # a question about the notes Annie keeps on the user, so it rides the "remember" intent.
-    mood: bool = False
-    # "What do you call me?": the name the user gave (`context.user_name`), from the notes and
-    # their own words, so it rides the "remember" intent too.
-    name: bool = False
-    # Questions with an argument (`context.state_arguments`): the item looked up ("find",
-    # "timers"), where it is looked for ("list", "reminders", "schedule"; "" everywhere), the
-    # place whose clock is asked ("clock"), alarms asked for by that name ("timers").
-    item: str = ""
-    within: str = ""
-    place: str = ""
-    alarms: bool = False
-    # Asked in words that may be about the world ("when is physio"): answered from the records
-    # only where one holds every word of the item, otherwise the model's.
-    loose: bool = False
-
-    def slots(self) -> dict[str, object]:
-        """The slots this question fills, by name (what `python -m bot route` shows)."""
-        out: dict[str, object] = {}
-        if self.intent in ("schedule", "find") and self.day != "upcoming":
-            out["day"] = self.day
-        for name in ("subject", "item", "within", "place"):
-            value = getattr(self, name)
-            if value:
-                out[name] = value
-        for flag in ("needs_notes", "mood", "name", "alarms", "loose"):
-            if getattr(self, flag):
-                out[flag] = True
-        return out
-
-
-def candidates(core: str, extra: Iterable[Intent] = ()) -> list[Intent]:
-    """Intents worth checking: keyword hits, plus any a classifier proposes."""
-    found: list[Intent] = [i for i, words in KEYWORDS.items() if any(w in core for w in words)]
-    for intent in extra:
-        if intent not in found and intent in RULES:
-            found.append(intent)
-    return found
+def candidates(core: str) -> list[Intent]:
+    """Intents worth checking, in the specs' order: those a keyword of theirs is in."""
+    return [spec.name for spec in SPECS if any(w in core for w in spec.keywords)]
 
 
 class Classifier(Protocol):
@@ -129,7 +82,7 @@ class Routed:
     verdict: Verdict | None = None
 
 
-def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None = None) -> Routed:
+def route(text: str, classifier: Classifier | None = None) -> Routed:
     """Where `text` goes: the anchored rules first, then, for a sentence that is neither an
     order nor a question about the world, the classifier. Only its "answer" band is
     answered; "unsure" and "model" go to the model."""
@@ -156,8 +109,8 @@ def route(text: str, extra: Iterable[Intent] = (), classifier: Classifier | None
             ),
             "rule",
         )
-    for intent in candidates(core, extra):
-        for rule in RULES[intent]:
+    for intent in candidates(core):
+        for rule in BY_NAME[intent].rules:
             m = rule.fullmatch(core)
             if m is not None:
                 # Whether the question names the notes is read outside its subject: "what do
@@ -190,12 +143,10 @@ def elsewhere(core: str) -> bool:
     return any(p.search(core) is not None for p in (_ELSEWHERE, _JUDGEMENT, _REPEAT))
 
 
-def match(
-    text: str, extra: Iterable[Intent] = (), classifier: Classifier | None = None
-) -> Match | None:
+def match(text: str, classifier: Classifier | None = None) -> Match | None:
     """The status intent `text` asks for, or None when it is not the state path's to answer
     alone (`route` says why)."""
-    return route(text, extra, classifier).match
+    return route(text, classifier).match
 
 
 def _day(day_text: str) -> Day:

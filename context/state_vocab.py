@@ -35,6 +35,8 @@ Intent = Literal[
     "agenda",
 ]
 INTENTS: tuple[Intent, ...] = get_args(Intent)
+# The day a schedule or lookup question names ("upcoming" when it names none).
+Day = Literal["today", "tomorrow", "week", "overdue", "upcoming"]
 
 
 def _words(text: str) -> frozenset[str]:

@@ -21,9 +21,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from context.intent_examples import read_labelled
 from context.state import StateResolver
 from context.state_rules import route
+from context.state_vocab import INTENTS
 from memory.store import Store
 
 Part = Literal["tune", "held_out", "all"]
@@ -45,8 +45,20 @@ def load(part: Part = "all") -> list[Labelled]:
 
 
 def load_file(path: Path) -> list[Labelled]:
-    """A set in the same form (`label<TAB>question`, "#" comments), such as a blind set."""
-    return [Labelled(text, label) for label, text in read_labelled(path)]
+    """A set in the same form (`label<TAB>question`, "#" comments), such as a blind set. A
+    line with no tab, a label that is no intent nor "none", or no question is refused with
+    its place."""
+    labels = (*INTENTS, "none")
+    found: list[Labelled] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        label, sep, text = line.partition("\t")
+        label, text = label.strip(), text.strip()
+        if not sep or label not in labels or not text:
+            raise ValueError(f"{path}:{n}: expected one of {labels}<TAB>question, got {line!r}")
+        found.append(Labelled(text, label))
+    return found
 
 
 @dataclass
@@ -94,7 +106,7 @@ def evaluate(resolver: StateResolver, items: list[Labelled], now: datetime) -> R
     for item in items:
         before = index.embeddings if index is not None else 0
         t0 = time.perf_counter()
-        route(item.text, (), index)
+        route(item.text, index)
         out.route_ms.append((time.perf_counter() - t0) * 1000.0)
         t0 = time.perf_counter()
         result, routed = resolver.resolve_routed(item.text, now)

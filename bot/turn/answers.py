@@ -43,6 +43,7 @@ from bot.turn.reminder_commands import resolve as reminder_command
 from context import forget
 from context.choice import Choices
 from context.done_claims import claim, fitting
+from context.intent_specs import BY_NAME
 from context.spoken import count_words, join_spoken, quoted
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
 from memory import approvals
@@ -269,13 +270,15 @@ class StatePath:
                 why = "nothing in the records answers it"
             return Placed(text, "model", None, {}, confidence, why)
         match = routed.match
+        # How it was placed, and what its intent answers (the intent's spec says).
+        why = f"{routed.how}: {BY_NAME[match.intent].answers}"
         return Placed(
             text,
             self.name,
             result.intent,
             match.slots(),
             confidence if routed.how == "classifier" else None,
-            routed.how,
+            why,
         )
 
 

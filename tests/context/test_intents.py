@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from config import Settings
-from context.intent_examples import EXAMPLES, written
+from context.intent_examples import EXAMPLES, LABELS, examples, read_examples
 from context.intents import IntentIndex
 from context.normalize import normalize
 from context.state import StateResolver
@@ -159,14 +159,22 @@ def test_the_examples_are_many_and_apart_from_the_labelled_set() -> None:
         assert copied == [], label
 
 
-def test_the_written_examples_file_names_a_bad_line(tmp_path: Path) -> None:
-    good = tmp_path / "examples.tsv"
-    good.write_text("# comment\npending\twhat's on me\nnone\twhat is a kanban\n")
-    assert written(good) == {"pending": ("what's on me",), "none": ("what is a kanban",)}
-    for bad in ("pending what's on me\n", "pendng\twhat's on me\n", "list\t \n"):
-        good.write_text("# comment\n" + bad)
-        with pytest.raises(ValueError, match=r"examples\.tsv:2"):
-            written(good)
+def test_examples_are_read_one_a_line_and_a_missing_or_stray_file_is_named(
+    tmp_path: Path,
+) -> None:
+    for label in LABELS:
+        (tmp_path / f"{label}.txt").write_text(f"# {label}\n\n  what's on me  \n# more\nnext\n")
+    found = examples(tmp_path)
+    assert list(found) == list(LABELS)
+    assert found["pending"] == ("what's on me", "next")
+    assert read_examples(tmp_path / "none.txt") == ("what's on me", "next")
+    (tmp_path / "pendng.txt").write_text("what's on me\n")
+    with pytest.raises(ValueError, match=r"pendng\.txt name no label"):
+        examples(tmp_path)
+    (tmp_path / "pendng.txt").unlink()
+    (tmp_path / "time.txt").unlink()
+    with pytest.raises(FileNotFoundError, match=r"time\.txt: the examples of 'time'"):
+        examples(tmp_path)
 
 
 def test_a_question_about_the_user_in_words_no_rule_knows_reads_the_notes(
