@@ -24,4 +24,5 @@ BENCHES = [
     "hwu64",
     "calendar",
     "egress",
+    "fuzz",
 ]

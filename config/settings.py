@@ -30,6 +30,16 @@ class ConfigError(ValueError):
     """A configuration problem, with the key and the file (or variable) it came from."""
 
 
+def _env_list(value: Any) -> Any:
+    """A list setting given as a string (an environment override) read as a list."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse_list(value)
+    except RecursionError:  # JSON's parser recurses per bracket; pydantic reports ValueError
+        raise ValueError(f"not a list: brackets nested too deeply in {value[:40]!r}...") from None
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -208,7 +218,7 @@ class CalendarSettings(_Section):
     @classmethod
     def _list_from_env(cls, value: Any) -> Any:
         """An environment override is a string: `~/cal.ics`, `a.ics,b.ics` or `["a.ics"]`."""
-        return parse_list(value) if isinstance(value, str) else value
+        return _env_list(value)
 
 
 class GpuTier(_Section):
@@ -282,7 +292,7 @@ class GpuSettings(_Section):
     @classmethod
     def _list_from_env(cls, value: Any) -> Any:
         """An environment override is a string: `cu126`, `cu126,cu130` or `["cu126"]`."""
-        return parse_list(value) if isinstance(value, str) else value
+        return _env_list(value)
 
 
 class Settings(BaseSettings):
@@ -328,6 +338,13 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    # tomllib decodes the whole file first and parses nested arrays by recursion.
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from exc
 
 
 def _check_keys(
@@ -355,6 +372,11 @@ def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
         node = layer
         for part in parts[:-1]:
             node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(
+                    f"environment variable {name} sets a key inside '{part}', which another "
+                    f"ANNIE_ variable sets as a value; keep one of them"
+                )
         node[parts[-1]] = value
         try:
             _check_keys(_nested(parts, value), Settings, f"environment variable {name}")

@@ -136,7 +136,7 @@ class _Expansion:
         return self.first <= start and end <= self.last
 
     def overlapping(self, start: datetime, end: datetime) -> list[Event]:
-        low = bisect.bisect_left(self.starts, start - self.longest)
+        low = bisect.bisect_left(self.starts, _back(start, self.longest))
         high = bisect.bisect_left(self.starts, end)
         return [e for e in self.events[low:high] if _overlaps(e, start, end)]
 
@@ -147,7 +147,8 @@ class _Expansion:
         before `last` (past it, this expansion may not hold them all), and at or after `since`
         when given."""
         events = self.by_title.get(title, [])
-        low_start = after - self.longest if since is None else max(after - self.longest, since)
+        reach = _back(after, self.longest)
+        low_start = reach if since is None else max(reach, since)
         low = bisect.bisect_left(events, low_start, key=lambda e: e.start)
         found: list[Event] = []
         for event in events[low:]:
@@ -316,7 +317,9 @@ class Calendar:
         for series in series_list:
             occurrences: list[Any] = []
             # As the library's own query does: a series that fails is left out of the answer.
-            with contextlib.suppress(*_SKIPPED_ERRORS):
+            # So is one whose times or length take the library's arithmetic past year 1 or 9999,
+            # or whose rule the library cannot step through (INTERVAL=0).
+            with contextlib.suppress(*_SKIPPED_ERRORS, OverflowError, ValueError):
                 occurrences.extend(series.between(query_start, query_end))
             # An occurrence's fields are those of the VEVENT it comes from (the series' own, or
             # one moved instance's, told apart by its RECURRENCE-ID); only its times are its
@@ -607,7 +610,64 @@ def _unusable(event: icalendar.cal.component.Component) -> str:
     for prop, error in event.errors:
         if prop in _TIME_PROPERTIES:
             return f"'{name}' has a bad {prop}: {error}"
+    steps = _rule_steps(event)
+    if steps > _MAX_RULE_STEPS:
+        times = "without end" if steps == float("inf") else f"{steps:,.0f} times in three years"
+        return f"'{name}' repeats too often to expand ({times})"
     return ""
+
+
+# The library walks a rule from its first instance to the span asked about, one step per
+# FREQ: every second since 2000 is hours of work. A rule with more steps than this from its
+# DTSTART to three years from now (its UNTIL, if sooner) is skipped as unusable; an event
+# every day since 1900 is 47,000 steps.
+_MAX_RULE_STEPS = 100_000
+_FREQ_S = {
+    "SECONDLY": 1,
+    "MINUTELY": 60,
+    "HOURLY": 3600,
+    "DAILY": 86400,
+    "WEEKLY": 7 * 86400,
+    "MONTHLY": 28 * 86400,
+    "YEARLY": 365 * 86400,
+}
+
+
+def _rule_steps(event: icalendar.cal.component.Component) -> float:
+    """The most steps any RRULE of `event` takes from its DTSTART to three years from now
+    (0 when its times cannot say: the library then judges the rule as before)."""
+    try:
+        return _steps(event)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return 0.0
+
+
+def _steps(event: icalendar.cal.component.Component) -> float:
+    rules = event.get("RRULE")
+    if rules is None:
+        return 0.0
+    start: Any = event["DTSTART"].dt  # type: ignore[union-attr]
+    if not isinstance(start, datetime):
+        start = datetime.combine(start, time())
+    start = start if start.tzinfo is not None else start.replace(tzinfo=UTC)
+    horizon = datetime.now(UTC) + timedelta(days=3 * 366)
+    most = 0.0
+    for rule in rules if isinstance(rules, list) else [rules]:
+        period = _FREQ_S.get(str((rule.get("FREQ") or [""])[0]).upper())
+        if period is None:
+            continue
+        interval = (rule.get("INTERVAL") or [1])[0]
+        if isinstance(interval, int) and interval < 1:
+            return float("inf")  # the library would step in place for ever
+        with contextlib.suppress(TypeError, ValueError):
+            period *= max(1, int(interval))
+        end = horizon
+        until = (rule.get("UNTIL") or [None])[0]
+        if isinstance(until, date):
+            until = until if isinstance(until, datetime) else datetime.combine(until, time())
+            end = min(end, until if until.tzinfo is not None else until.replace(tzinfo=UTC))
+        most = max(most, (end - start).total_seconds() / period)
+    return most
 
 
 def _title(component: Any) -> str:
@@ -619,6 +679,14 @@ def _order(event: Event) -> tuple[datetime, str, str]:
     # In UTC: times in one zone compare without working out each one's offset, which made
     # sorting a year of instances take seconds.
     return (event.start.astimezone(UTC), event.title, event.id)
+
+
+def _back(when: datetime, length: timedelta) -> datetime:
+    """`when - length`, or the earliest time when an event as long as the ages reaches past it."""
+    try:
+        return when - length
+    except OverflowError:
+        return datetime.min.replace(tzinfo=UTC)
 
 
 def _length(event: Event) -> timedelta:

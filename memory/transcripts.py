@@ -60,7 +60,7 @@ def read(path: Path) -> Transcript:
         # One JSON object over the whole file is LoCoMo; else each line is a turn.
         try:
             whole = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             whole = None
         if isinstance(whole, dict) and any(_SESSION.match(k) for k in whole):
             return locomo(whole, str(path))
@@ -79,6 +79,8 @@ def jsonl(raw: str, name: str = "input") -> Transcript:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TranscriptError(f"{where}: not JSON ({exc.msg})") from exc
+        except RecursionError as exc:  # the parser recurses per bracket
+            raise TranscriptError(f"{where}: not JSON (nested too deeply)") from exc
         if not isinstance(row, dict):
             raise TranscriptError(f"{where}: expected an object with session, at, speaker, text")
         missing = [k for k in ("session", "at", "speaker", "text") if k not in row]

@@ -37,11 +37,28 @@ def _text(raw: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
+_SURROGATE = "tool call JSON has a \\u escape that is not a character (a lone surrogate)"
+
+
+def _encodable(value: Any) -> bool:
+    """Whether `value` holds only real characters: JSON's \\ud800 escapes decode to lone
+    surrogates, which no UTF-8 write (the event log, SQLite) accepts."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _parse_json(body: str, raw: str, ids: Iterator[str]) -> ToolCall | ToolCallError:
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
         return ToolCallError(raw, f"tool call is not valid JSON: {exc.msg} at char {exc.pos}")
+    except RecursionError:  # the parser recurses per bracket
+        return ToolCallError(raw, "tool call JSON is nested too deeply")
+    if not _encodable(data):
+        return ToolCallError(raw, _SURROGATE)
     if not isinstance(data, dict):
         return ToolCallError(raw, "tool call JSON must be an object with name and arguments")
     name = data.get("name")
@@ -51,8 +68,10 @@ def _parse_json(body: str, raw: str, ids: Iterator[str]) -> ToolCall | ToolCallE
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return ToolCallError(raw, "tool call arguments are a string that is not JSON")
+        if not _encodable(args):
+            return ToolCallError(raw, _SURROGATE)
     if args is None:
         args = {}
     if not isinstance(args, dict):

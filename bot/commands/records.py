@@ -28,6 +28,9 @@ def with_store(settings: Settings, action: Callable[[Store], int]) -> int:
     except (ValueError, NotFoundError) as exc:
         print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
+    except OverflowError as exc:  # an id, a limit or a date past what SQLite or datetime hold
+        print(f"error: a number or date in the arguments is out of range ({exc})", file=sys.stderr)
+        return 2
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -46,16 +46,23 @@ def parse_at(value: str, now: datetime | None = None) -> str:
         hours, minutes, seconds = (int(g) if g else 0 for g in delay.groups())
         if seconds >= 60 or (hours and minutes >= 60):
             raise ValueError(f"'{value}' is not a delay (expected +MM:SS or +HH:MM:SS)")
-        when = (now or utc_now()) + timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        try:
+            when = (now or utc_now()) + timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        except OverflowError:
+            raise ValueError(f"'{value}' is too far ahead to be a delay") from None
         stamp = parse_when(when)
     else:
         try:
+            # Empty text is no time (None); a date at the end of year 9999 or the start of
+            # year 1 in another zone has no UTC time (OverflowError).
             stamp = parse_when(value)
-        except ValueError:
+        except (ValueError, OverflowError):
+            stamp = None
+        if stamp is None:
             raise ValueError(
                 f"'{value}' is not a time: give an ISO date-time (2026-09-01T15:30) "
                 "or a delay (+MM:SS, +HH:MM:SS)"
-            ) from None
+            )
     assert stamp is not None
     return stamp
 

@@ -30,6 +30,9 @@ from memory.db import StoreError
 
 log = logging.getLogger(__name__)
 
+# SCTP payload protocol ids of a data channel's text and binary messages (RFC 8831).
+_PPID_STRING, _PPID_BINARY = 51, 53
+
 # The audio codecs aiortc decodes; an offer with none of them cannot be answered.
 _SPOKEN_CODEC = re.compile(r"^a=rtpmap:\d+ (opus|G722|PCMU|PCMA)/", re.IGNORECASE | re.MULTILINE)
 
@@ -68,6 +71,8 @@ async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any
         body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise web.HTTPBadRequest(reason=f"body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # the parser recurses per bracket; the cap allows 64k of them
+        raise web.HTTPBadRequest(reason="body is not valid JSON: nested too deeply") from exc
     if not isinstance(body, dict):
         raise web.HTTPBadRequest(reason='expected a JSON object {"sdp": ..., "type": "offer"}')
     if body.get("type") != "offer":
@@ -104,16 +109,17 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
     try:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="offer"))
     except Exception as exc:
-        await pc.close()
+        await _discard(pc)
         if "a=rtpmap:" in body["sdp"] and not _SPOKEN_CODEC.search(body["sdp"]):
             return reason(400, "the SDP has no codec this server speaks (Opus, G722, PCMU, PCMA)")
         return reason(400, f"could not parse the SDP offer: {exc or type(exc).__name__}")
     audio = [t for t in pc.getTransceivers() if t.kind == "audio"]
     if not audio:
-        await pc.close()
+        await _discard(pc)
         return reason(400, "the offer has no audio section; the page must offer audio")
     for transceiver in audio:
         prompt_receiver(transceiver.receiver)
+    _refuse_bad_text(pc)
 
     relay = _Relay()
     try:
@@ -171,6 +177,36 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         return reason(400, f"could not answer the offer: {exc or type(exc).__name__}")
     local = pc.localDescription
     return web.json_response({"sdp": local.sdp, "type": local.type, "session_id": session_id})
+
+
+async def _discard(pc: RTCPeerConnection) -> None:
+    """Close a connection whose offer was refused. aiortc's own close can fail on what a
+    broken offer left half set up (an SCTP transport with no DTLS under it raised
+    AttributeError, a 500); the refusal still goes out."""
+    try:
+        await pc.close()
+    except Exception:
+        log.warning("closing a refused offer's connection failed", exc_info=True)
+
+
+def _refuse_bad_text(pc: RTCPeerConnection) -> None:
+    """Hand a text message that is not UTF-8 on as binary, which the page channel refuses
+    with an error event. aiortc decodes text inside its SCTP receive loop, where the
+    UnicodeDecodeError ends the DTLS transport: one bad message closed the connection."""
+    sctp = pc.sctp
+    if sctp is None:
+        return
+    receive = sctp._data_channel_receive
+
+    async def tolerant(stream_id: int, pp_id: int, data: bytes) -> None:
+        if pp_id == _PPID_STRING:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                pp_id = _PPID_BINARY
+        await receive(stream_id, pp_id, data)
+
+    sctp._data_channel_receive = tolerant  # type: ignore[method-assign]
 
 
 async def _drop(state: ServerState, conn: Connection) -> None:

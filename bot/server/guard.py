@@ -21,6 +21,7 @@ cookie of a paired device (`bot.server.pairing`); a peer beyond loopback always 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import hmac
 import ipaddress
@@ -233,6 +234,12 @@ def guard(rule: HostRule, body_limit: Callable[[], int]) -> Any:
             response = reason(exc.status, exc.reason)
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
+        except OSError as exc:
+            # A static path longer than any file name here: aiohttp's file lookup fails first.
+            if exc.errno == errno.ENAMETOOLONG:
+                return reason(404, f"nothing here: {request.path[:200]}")
+            log.exception("unhandled error on %s %s", request.method, request.path)
+            return reason(500, "internal error; see the server log")
         except Exception:
             # The details are for whoever runs the server, never for the client.
             log.exception("unhandled error on %s %s", request.method, request.path)

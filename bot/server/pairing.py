@@ -242,6 +242,8 @@ async def read_json(request: web.Request, limit: int = BODY_LIMIT) -> dict[str, 
         body = json.loads(raw or b"null")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise web.HTTPBadRequest(reason=f"body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # the parser recurses per bracket
+        raise web.HTTPBadRequest(reason="body is not valid JSON: nested too deeply") from exc
     if not isinstance(body, dict):
         raise web.HTTPBadRequest(reason="expected a JSON object")
     return body
@@ -381,6 +383,8 @@ def add_pairing_routes(
             return reason(404, str(exc))
         except ValueError as exc:
             return reason(409, str(exc))
+        except OverflowError:  # an id past SQLite's integers names no device
+            return reason(404, f"no paired device named or numbered {which.strip()!r}")
         return web.json_response({"revoked": _device(row)}, headers=NO_STORE)
 
     app.router.add_get("/pair", page)

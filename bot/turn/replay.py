@@ -62,6 +62,8 @@ def read_trace(path: Path) -> list[dict[str, Any]]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise TraceError(f"cannot read the trace {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -69,6 +71,8 @@ def read_trace(path: Path) -> list[dict[str, Any]]:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TraceError(f"{path}:{n}: not JSON: {exc.msg}") from exc
+        except RecursionError as exc:  # the parser recurses per bracket
+            raise TraceError(f"{path}:{n}: not JSON: nested too deeply") from exc
         if not isinstance(rec, dict) or rec.get("type") not in _TYPES:
             raise TraceError(f"{path}:{n}: each line needs a type, one of {', '.join(_TYPES)}")
         problem = _field_problem(rec)

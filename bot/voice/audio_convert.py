@@ -102,6 +102,10 @@ class InputResampler:
         self._resampler = Resampler(rate)
 
     def convert(self, frame: av.AudioFrame) -> Pcm:
+        if frame.samples == 0:
+            # libavfilter's buffer source fails on a frame of no samples with ENOMEM (a
+            # MemoryError that would end the microphone's reader); it carries nothing anyway.
+            return np.zeros(0, dtype=np.float32)
         parts = [f.to_ndarray().reshape(-1) for f in self._resampler.resample(frame)]
         if not parts:
             return np.zeros(0, dtype=np.float32)
