@@ -22,6 +22,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
+from context.normalize import fold
 from context.spoken import count_words, join_spoken, spoken_when
 from context.state_answers import SPOKEN_ITEMS, StateResult, day_window
 from context.state_vocab import Day, forms
@@ -55,14 +56,24 @@ class Record:
     done: bool = False
 
 
+# Words said one way and written another: "when do I fly", "Dr. Haddad", "bday drinks".
+_SAME = {"dr": "doctor", "doc": "doctor", "appt": "appointment", "fly": "flight",
+         "flying": "flight", "bday": "birthday", "mum": "mom", "mam": "mom"}  # fmt: skip
+
+
+def _content(text: str) -> list[str]:
+    """The words of `text` that carry its meaning, folded to one spelling."""
+    found = (_SAME.get(w, w) for w in _WORD.findall(fold(text)))
+    return [w for w in found if w not in STOPWORDS and w not in _GENERIC]
+
+
 def words(text: str) -> frozenset[str]:
     """The content words of `text` with their stems."""
-    found = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and w not in _GENERIC]
-    return frozenset(f for w in found for f in forms(w))
+    return frozenset(f for w in _content(text) for f in forms(w))
 
 
 def _share(item: str, record: Record) -> float:
-    wanted = [w for w in _WORD.findall(item.lower()) if w not in STOPWORDS and w not in _GENERIC]
+    wanted = _content(item)
     if not wanted:
         return 0.0
     held = words(record.title)

@@ -9,6 +9,7 @@ phrases where they occur.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _CONTRACTIONS = {
     "what's": "what is",
@@ -84,9 +85,20 @@ _SLIPS: list[tuple[re.Pattern[str], str]] = [
 ]  # fmt: skip
 
 
+# Letters NFKD does not take apart into a base letter and a mark.
+_LETTERS = str.maketrans({"ð": "d", "þ": "th", "æ": "ae", "ø": "o", "ß": "ss", "ł": "l", "œ": "oe"})
+
+
+def fold(text: str) -> str:
+    """Lower case with accents and ligatures folded to plain letters: "Sigrún" and "Magnússon"
+    are said, heard and matched as "sigrun" and "magnusson"."""
+    low = text.lower().translate(_LETTERS)
+    return "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
+
+
 def normalize(text: str) -> str:
     """Lower case, contractions expanded, punctuation dropped, fillers stripped."""
-    low = text.lower().replace("\u2019", "'").replace("\u2018", "'").strip()
+    low = fold(text).replace("\u2019", "'").replace("\u2018", "'").strip()
     low = _PAUSED_LIKE.sub(" ", low)
     low = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1)], low)
     low = re.sub(r"[^a-z0-9' ]+", " ", low)

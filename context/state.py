@@ -103,6 +103,13 @@ class StateResolver:
         if routed.match is None:
             return None, routed
         result = self._render(Asked(routed.match, at, text, session_id))
+        if result is None and routed.match.loose:
+            # No record holds an item named in words that may be about the world: the
+            # sentence is placed as if that rule did not exist (the classifier may know it).
+            routed = route(text, self.intents, loose=False)
+            if routed.match is None:
+                return None, routed
+            result = self._render(Asked(routed.match, at, text, session_id))
         if result is None:
             return None, routed
         result.latency_ms = (time.perf_counter() - start) * 1000.0

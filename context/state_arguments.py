@@ -49,6 +49,18 @@ MEMBERSHIP = [
     ),
     re.compile(rf"(?:do i have|have i got|do you have) {_ITEM} {_WHERE}{_DAY}"),
     re.compile(rf"(?:is|are) {_ITEM} (?:one of|among) my (?:tasks|todos|reminders)"),
+    # The item said first: "buying wool, is that on my list", "dry cleaning, is there a
+    # reminder", "tax stuff for the accountant, is that a task".
+    re.compile(rf"{_ITEM} (?:is|are) (?:that|it|this|those|they) (?:still )?{_WHERE}{_DAY}"),
+    re.compile(
+        rf"{_ITEM} (?:is there|are there|do i have|have i got|did i (?:set|make|add|put))"
+        rf" (?:a |an |any )?(?:(?P<reminders>reminders?)|(?P<list>tasks?|todos?))"
+        rf"(?: (?:for|about|on) (?:that|it|this))?"
+    ),
+    re.compile(
+        rf"{_ITEM} (?:is|are) (?:that|it|this) (?:a|an|one of my|on my) (?:(?P<list>tasks?|todos?)"
+        rf"|(?P<reminders>reminders?))"
+    ),
 ]
 # An event looked up in the schedule by what it is: "when is my meeting with Ann", "what time
 # is the dentist appointment", "is the meeting with Lisa today". The item must name an event
@@ -142,10 +154,30 @@ _OWN = re.compile(r"\b(?:my|i|me|mine|our|we|i am|am i)\b")
 _WHEN_ONE = re.compile(r"\b(?:when|what time|what date|what day|the date of|the time of)\b")
 
 
+# Lookups that hold a schedule word: whether something was done ("did I email Baldur the
+# outage schedule yet") or one person's or place's events ("do I have plans with Hrafn").
+_ONE_LOOKUP = re.compile(
+    r"\b(?:yet|already)$|^(?:did|have) i already\b|\b(?:anyone|someone) from\b"
+    r"|\b(?:plans?|meetings?|appointments?|appts?|events?) (?:with|at) (?!(?:the |my )?(?:office"
+    r"|work|home)\b)"
+)
+
+
+# Another's schedule: "what's on jess's schedule today" (normalized "jess s schedule"); a day's
+# own ("today's schedule", "monday's agenda") is the user's.
+_ANOTHERS = re.compile(
+    r"\b(?!(?:today|tomorrow|tonight|week|weekend|day|morning|afternoon|evening|month|monday"
+    r"|tuesday|wednesday|thursday|friday|saturday|sunday|s)\b)[a-z]+ s (?:schedule|calendar"
+    r"|agenda|diary|plans?|day|week|meetings?|appointments?)\b"
+)
+
+
 def _schedule_read(core: str) -> Argued | None:
     """A schedule read in free words, or None."""
     asked = _ASKING.sub("", core)
-    if not _EVENTS.search(core) or _EVENT_CHANGE.search(core):
+    if not _EVENTS.search(core) or _EVENT_CHANGE.search(core) or _ONE_LOOKUP.search(core):
+        return None
+    if _ANOTHERS.search(core):
         return None
     # When one event is: a lookup by name (`LOOKUP`), never the whole schedule read out.
     if _WHEN_ONE.search(core) and _ON_DAY.search(core) is None:
@@ -412,7 +444,8 @@ _ANY_THING = r"(?:anything|something|a thing|stuff|an item|a task|a reminder|a n
 _DAY_WORDS = (
     r"(?P<day>today|tomorrow|tonight|this week|this morning|this afternoon|this evening)"
     r"|next week|this weekend|next weekend|this month|next month|on [a-z]+|soon|coming up"
-    r"|before the end of the (?:week|month)|after today"
+    r"|before the end of the (?:week|month)|after today|any ?time soon|later|later today"
+    r"|this year|again"
 )
 _DAY_AFTER = rf"(?: (?:{_DAY_WORDS}))?"
 _DAY_NEEDED = rf" (?:{_DAY_WORDS})"
@@ -429,10 +462,11 @@ LOOSE_MEMBERSHIP = [
         rf"|regarding|to do with) {_ITEM}(?: (?:in|on) (?:my|the) {_TODO_WORDS})?"
     ),
     re.compile(
-        rf"(?:is|are) there {_ANY_THING} (?:about|for|on|to|regarding|to do with) {_ITEM}"
-        rf"(?: (?:in|on) (?:my|the) {_TODO_WORDS})?"
+        rf"(?:(?:is|are) there|do i have|have i got) {_ANY_THING} (?:about|for|on|to|regarding"
+        rf"|to do with) {_ITEM}(?: (?:in|on) (?:my|the) {_TODO_WORDS})?"
     ),
     re.compile(rf"(?:did|have) i (?:already )?{_VERB_ADD}(?: down)? {_ITEM}(?: down)?"),
+    re.compile(rf"{_ITEM} (?:did|have) i (?:already )?{_VERB_ADD} (?:that|it|this)(?: down)?"),
 ]
 LOOSE_REMINDERS = [
     re.compile(
@@ -457,7 +491,24 @@ DONE = [
     ),
     re.compile(rf"(?:is|are) {_ITEM} (?:done|finished|complete|completed|ticked off|checked off)"),
 ]
-_ANYONE = r"(?:anything|anyone|something)"
+# Whether a task was done, asked with the task's own verb: "did I already pay the heating
+# bill", "have I planted the potatoes yet", "did I renew the pool pass". The item is the whole
+# phrase, verb and all. Tried last of all: "did I add ...", "did I set a reminder ..." and
+# "did I see Sam" are the rules above.
+_NOT_DONE_VERB = rf"(?!(?:{_VERB_ADD}|remind|reminded|have|see|saw|meet|met|tell|told|say|said)\b)"
+DONE_BY_VERB = [
+    re.compile(rf"(?:did|have) i (?:already )?{_NOT_DONE_VERB}{_ITEM} (?:yet|already)"),
+    re.compile(rf"(?:did|have) i already {_NOT_DONE_VERB}{_ITEM}"),
+    re.compile(rf"did i {_NOT_DONE_VERB}{_ITEM}"),
+    re.compile(
+        rf"{_ITEM} (?:did|have) i (?:already )?{_NOT_DONE_VERB}[a-z]+(?: off)? (?:that|it|this)"
+        rf"(?: off)?(?: yet| already)?"
+    ),
+]
+_ANYONE = (
+    r"(?:anything|anyone|something|plans|a plan|a meeting|meetings|an appointment|lunch|dinner"
+    r"|coffee|drinks|a call|a date)"
+)
 _ONE_THING = r"(?:thing|meeting|event|appointment|call)"
 LOOSE_WHEN = [
     re.compile(rf"(?:when|what time|what day) am i {_SEEING} {_ITEM}{_DAY_AFTER}"),
@@ -468,13 +519,20 @@ LOOSE_WHEN = [
     re.compile(
         rf"(?:when|what time|what day|which day|what date) (?:do|does|did|should|must|am|was|will)"
         rf" (?:i|we) (?:need to |have to |got to |gotta |supposed to |meant to |going to |get to )?"
-        rf"(?:be )?{_ITEM}{_DAY_AFTER}"
+        rf"(?:be |see |meet |visit )?{_ITEM}{_DAY_AFTER}"
     ),
     re.compile(
         rf"(?:when|what time|what day) (?:do|does) {_ITEM} (?:start|begin|end|finish|happen)"
     ),
     re.compile(rf"(?:am i|are we) {_SEEING} {_ITEM}{_DAY_AFTER}"),
-    re.compile(rf"(?:do|did) i (?:have|see|meet) {_ANYONE} (?:with|for) {_ITEM}{_DAY_AFTER}"),
+    re.compile(
+        rf"(?:do|did) i (?:have|see|meet|have got) {_ANYONE} (?:with|for|at) {_ITEM}{_DAY_AFTER}"
+    ),
+    re.compile(rf"(?:have i got|is there|are there) {_ANYONE} (?:with|at) {_ITEM}{_DAY_AFTER}"),
+    re.compile(rf"(?:am i|are we) (?:meeting|seeing) (?:anyone|someone) from {_ITEM}{_DAY_AFTER}"),
+    re.compile(rf"(?:anything|something) (?:with|at) {_ITEM}{_DAY_AFTER}"),
+    # The item said first: "team lunch, when is that", "the vet, what time".
+    re.compile(rf"{_ITEM} (?:when|what time|what day)(?: is (?:that|it))?"),
     re.compile(rf"what is (?:my|our) next {_ONE_THING} with {_ITEM}{_DAY_AFTER}"),
     re.compile(rf"(?:is|are) (?:my |the |our )?{_ITEM}{_DAY_NEEDED}"),
     re.compile(rf"{_ITEM} (?:is|are) (?:that|it|this){_DAY_NEEDED}"),
@@ -485,7 +543,8 @@ def loose_argued(core: str) -> Argued | None:
     """An item asked about in words that may be about the world (`Argued.loose`), or None.
     Called only when no other state rule fits."""
     for rules, within in ((DONE, "done"), (LOOSE_REMINDERS, "reminders"),
-                          (LOOSE_MEMBERSHIP, ""), (LOOSE_WHEN, "when")):  # fmt: skip
+                          (LOOSE_MEMBERSHIP, ""), (LOOSE_WHEN, "when"),
+                          (DONE_BY_VERB, "done")):  # fmt: skip
         for rule in rules:
             m = rule.fullmatch(core)
             if m is None:

@@ -82,10 +82,12 @@ class Routed:
     verdict: Verdict | None = None
 
 
-def route(text: str, classifier: Classifier | None = None) -> Routed:
+def route(text: str, classifier: Classifier | None = None, *, loose: bool = True) -> Routed:
     """Where `text` goes: the anchored rules first, then, for a sentence that is neither an
     order nor a question about the world, the classifier. Only its "answer" band is
-    answered; "unsure" and "model" go to the model."""
+    answered; "unsure" and "model" go to the model. `loose=False` leaves out the rules for
+    items named in words that may be about the world (`Match.loose`): the state path routes
+    again so when no record holds the item."""
     core = normalize(text)
     if not core:
         return Routed(None, "model")
@@ -120,10 +122,10 @@ def route(text: str, classifier: Classifier | None = None) -> Routed:
                 return Routed(_found(intent, m.groupdict(), rest), "rule")
     # An item named without saying it is the user's ("when is physio"): last of the rules,
     # and answered only where a record holds it.
-    loose = loose_argued(core)
-    if loose is not None:
-        day = _day(loose.day) if loose.day else "upcoming"
-        return Routed(Match("find", day, item=loose.item, within=loose.within, loose=True), "rule")
+    named = loose_argued(core) if loose else None
+    if named is not None:
+        day = _day(named.day) if named.day else "upcoming"
+        return Routed(Match("find", day, item=named.item, within=named.within, loose=True), "rule")
     if elsewhere(core):
         return Routed(None, "elsewhere")
     if classifier is None:

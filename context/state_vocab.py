@@ -86,9 +86,15 @@ def stem(word: str) -> str:
 
 
 def forms(word: str) -> frozenset[str]:
-    """The word, its stem, and the stem with the "e" a suffix took ("queued": "queue")."""
+    """The word, its stem, the stem with the "e" a suffix took ("queued": "queue"), and with
+    the consonant a suffix doubled undone ("cancelling": "cancel")."""
     base = stem(word)
-    return frozenset((word, base, base + "e")) if base != word else frozenset((word,))
+    if base == word:
+        return frozenset((word,))
+    found = {word, base, base + "e"}
+    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiousz":
+        found.add(base[:-1])
+    return frozenset(found)
 
 
 class Vocabulary:

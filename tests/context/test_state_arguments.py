@@ -225,3 +225,66 @@ def test_when_is_a_recurring_event_names_its_next_instance(
     assert result.sources and result.sources[0].startswith("choir@t#")
     when = datetime.fromisoformat(result.sources[0].split("#", 1)[1])
     assert now - timedelta(days=1) < when.astimezone() < now + timedelta(days=8)
+
+
+@pytest.fixture
+def household(store: Store, tmp_path: Path) -> tuple[Store, Calendar]:
+    now = _now()
+    store.tasks.add("renew car insurance", status="done")
+    store.tasks.add("sign Þóra's permission slip")
+    store.tasks.add("buy birdseed")
+    store.reminders.add("cancel the Audible trial", now + timedelta(days=2))
+    start = (now + timedelta(days=3)).astimezone().strftime("%Y%m%dT%H%M%S")
+    ics = tmp_path / "cal.ics"
+    ics.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
+        f"BEGIN:VEVENT\r\nUID:e1@t\r\nSUMMARY:Coffee with Dr. Ólafsdóttir\r\nDTSTART:{start}\r\n"
+        "END:VEVENT\r\n"
+        f"BEGIN:VEVENT\r\nUID:e2@t\r\nSUMMARY:Demo at Vinnslan\r\nDTSTART:{start}\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    return store, Calendar([ics])
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        # The task's own verb asks whether it is done.
+        ("did I already renew the car insurance", "renew car insurance"),
+        ("have I renewed my car insurance yet", "renew car insurance"),
+        # The item said first.
+        ("birdseed, is that on my to-do list", "buy birdseed"),
+        ("the audible trial, do I have a reminder", "cancel the Audible trial"),
+        ("thora's permission slip, did I sign it already", "sign Þóra's permission slip"),
+        # Accents folded, "doctor" as "dr", and one person's or place's events.
+        ("do I have anything with doctor olafsdottir", "Coffee with Dr. Ólafsdóttir"),
+        ("hey do I have plans with Dr Olafsdottir", "Coffee with Dr. Ólafsdóttir"),
+        ("anything at vinnslan coming up", "Demo at Vinnslan"),
+        # A doubled consonant undone: "cancelling" is "cancel".
+        ("do I have something about cancelling audible", "cancel the Audible trial"),
+    ],
+)
+def test_lookups_in_the_words_people_use_name_the_record(
+    household: tuple[Store, Calendar], settings: Settings, question: str, names: str
+) -> None:
+    store, calendar = household
+    result = StateResolver(store, settings, calendar=calendar).resolve(question, now=_now())
+    assert result is not None, question
+    assert names in result.text, result.text
+
+
+def test_an_item_no_record_holds_is_placed_again_without_the_loose_rules(
+    household: tuple[Store, Calendar], settings: Settings
+) -> None:
+    store, calendar = household
+    resolver = StateResolver(store, settings, calendar=calendar)
+    # "Did I leave the oven on" is not about the records: no task holds it, so not a "no".
+    result, routed = resolver.resolve_routed("did I leave the oven on", now=_now())
+    assert result is None and routed.match is None
+    assert route("did I leave the oven on").match is not None  # the loose rule did read it
+
+
+def test_another_person_s_schedule_is_not_the_user_s() -> None:
+    assert route("what's on jess's schedule today").match is None
+    found = route("what's on today's schedule")
+    assert found.match is not None and found.match.intent == "schedule"
