@@ -33,10 +33,12 @@ from memory.rows import (
 )
 from memory.search import Notes
 
-# How far a note is trusted: the user's own words, Annie's reading of them, or one side of an
-# open contradiction.
+# How far a note is trusted: the user's own words, Annie's reading of them, what rules noticed
+# in the user's words with no one confirming it (`context.noticed`), or one side of an open
+# contradiction.
 SAID = 1.0
 INFERRED = 0.7
+NOTICED = 0.6
 DISPUTED = 0.5
 
 

@@ -109,8 +109,10 @@ def write_note(
     replaces: str | None = None,
     private: bool = False,
     expires: str | None = None,
+    trust: float | None = None,
 ) -> ToolOutput:
-    """Save `text` with its provenance; see the module docstring."""
+    """Save `text` with its provenance; see the module docstring. `trust` sets the confidence
+    (by default it is read from how much of the note is the user's own words)."""
     try:
         expires_at = parse_when(expires)
     except ValueError as exc:
@@ -136,7 +138,7 @@ def write_note(
     store.provenance.stamp(
         note_id,
         version=version,
-        confidence=confidence(text, origin.said),
+        confidence=confidence(text, origin.said) if trust is None else trust,
         sensitivity=sensitivity,
         expires_at=expires_at or "",
         source_event=origin.source_event,

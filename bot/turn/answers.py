@@ -44,6 +44,7 @@ from context import forget
 from context.choice import Choices
 from context.done_claims import claim, fitting
 from context.intent_specs import BY_NAME
+from context.noticed import notice
 from context.spoken import count_words, join_spoken, quoted
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
 from memory import approvals
@@ -390,14 +391,20 @@ class StatedFacts:
     name: str = "fact"
 
     def acts(self, text: str) -> bool:
-        return stated(text) is not None  # it may ask, which stores an approval
+        return bool(_claims(text, None))  # it may ask, which stores an approval
 
-    def _contradicted(self, text: str) -> NoteRow | None:
-        if self.store is None or "?" in text or stated(text) is None:
+    def _contradicted(self, text: str, now: datetime | None) -> tuple[NoteRow, str] | None:
+        """The current note the words contradict, and the words as a note would hold them."""
+        if self.store is None or "?" in text:
             return None
-        hits = self.store.notes.search_fts(text, limit=10, written_only=True)
-        rows = [row for h in hits if (row := self.store.notes.get(h.id)) is not None]
-        return self.store.provenance.contradicted(text, [r for r in rows if not r.expired()])
+        for said in _claims(text, now):
+            hits = self.store.notes.search_fts(said, limit=10, written_only=True)
+            rows = [row for h in hits if (row := self.store.notes.get(h.id)) is not None]
+            live = [r for r in rows if not r.expired()]
+            old = self.store.provenance.contradicted(said, live)
+            if old is not None:
+                return old, said
+        return None
 
     async def answer(
         self, text: str, session_id: str, cancel: asyncio.Event | None, now: datetime | None
@@ -405,11 +412,10 @@ class StatedFacts:
         if self.store is None or not session_id:
             return None
         try:
-            old = self._contradicted(text)
-            if old is None:
+            found = self._contradicted(text, now)
+            if found is None:
                 return None
-            said = " ".join(text.split()).rstrip(".!")
-            said = said[:1].upper() + said[1:]
+            old, said = found
             approval = self.store.approvals.request(
                 "save_note",
                 {"text": said, "replaces": old.id},
@@ -424,13 +430,23 @@ class StatedFacts:
 
     def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
         try:
-            old = self._contradicted(text)
+            contradicted = self._contradicted(text, now)
         except (StoreError, sqlite3.Error):
             return None
-        if old is None:
+        if contradicted is None:
             return None
-        found: dict[str, object] = {"note": old.id}
+        found: dict[str, object] = {"note": contradicted[0].id}
         return Placed(text, self.name, "fact", found, why="the words contradict a current note")
+
+
+def _claims(text: str, now: datetime | None) -> list[str]:
+    """The user's words as the notes that would hold them, where they state a subject's value:
+    the notes the rules notice (`context.noticed`, which the turn then writes), and the words
+    themselves, as said."""
+    noticed = [n.text for n in notice(text, now or datetime.now().astimezone())]
+    said = " ".join(text.split())
+    said = said[:1].upper() + said[1:]
+    return [c.rstrip(".!") for c in (*noticed, said) if stated(c) is not None]
 
 
 @dataclass

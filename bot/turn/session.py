@@ -34,6 +34,7 @@ from bot.turn.events import (
 from bot.turn.idle import IdleWork
 from bot.turn.interruption import amend_interrupted
 from bot.turn.model_turn import model_turn
+from bot.turn.noticing import note_stated
 from bot.turn.record import Recorder
 from bot.turn.reminders import announcement, listed, say_unheard
 from bot.turn.speculation import Ahead
@@ -237,6 +238,10 @@ class Session:
                 path = "state" if isinstance(decision, Answered) else "model"
                 with contextlib.suppress(Exception):
                     self.store.metrics.record(self.id, turn_id, stages, path)
+            # What the user stated is remembered without the model, after the answer; a
+            # statement the chain raised as a contradiction waits for the user's yes.
+            if not (isinstance(decision, Answered) and decision.path == "fact"):
+                note_stated(self.store, self.id, turn_id, user_id, text)
             for ev in await self.hooks.after_turn(self.conv, self.ledger):
                 yield self.record_compaction(ev, turn_id)
         self.background.schedule()
