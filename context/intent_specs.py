@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from memory.calendar import Calendar
     from memory.store import Store
 
+# How far back a lookup reads the calendar, for "when was ..." (days).
+PAST_DAYS = 7
 CANT_READ_TASKS = "I can't read your task list right now."
 CANT_READ_SCHEDULE = "I can't read your schedule right now."
 CANT_READ_APPROVALS = "I can't read the approvals right now, so I did nothing."
@@ -115,7 +117,10 @@ class Sources:
         wanted = {r.title for r in found.exact or found.close}
         if not wanted:
             return []
-        events = self.calendar.next_of(wanted, now - timedelta(days=1), limit=lookup.SPOKEN_ITEMS)
+        # From a week back: "when was the Lindqvist tuning" asks about one just past (the
+        # answer says the coming ones first).
+        since = now - timedelta(days=PAST_DAYS)
+        events = self.calendar.next_of(wanted, since, limit=lookup.SPOKEN_ITEMS)
         return [lookup.Record(e.id, e.title, "event", e.start.isoformat()) for e in events]
 
 
@@ -234,18 +239,24 @@ def _timers(sources: Sources, asked: Asked) -> StateResult:
     return lookup.timers_answer(reminders, asked.match.item, asked.match.alarms, asked.now)
 
 
+def _holds(item: str, records: list[lookup.Record]) -> bool:
+    """Whether one of `records` answers for an item named loosely: it holds every word of it,
+    or it alone holds most of them."""
+    return bool(lookup.find(item, records).exact) or lookup.strongest(item, records) is not None
+
+
 def _find(sources: Sources, asked: Asked) -> StateResult | None:
     found, now, embed = asked.match, asked.now, sources.embed()
     tasks = lookup.task_records(sources.records().tasks.find())
     # Words that may be about the world (`Match.loose`): the records answer only where one
     # holds the item, and otherwise the model does.
     if found.within == "done":
-        if found.loose and not lookup.find(found.item, tasks).exact:
+        if found.loose and not _holds(found.item, tasks):
             return None
         return lookup.done_answer(found.item, tasks, now)
     reminders = lookup.reminder_records(sources.records().reminders.open())
     events = sources.events(found.item, now)
-    if found.loose and not lookup.find(found.item, tasks + reminders + events).exact:
+    if found.loose and not _holds(found.item, tasks + reminders + events):
         return None
     timed = [r for r in tasks if r.when] + reminders + events
     if found.within == "when":

@@ -58,12 +58,37 @@ class Record:
 
 # Words said one way and written another: "when do I fly", "Dr. Haddad", "bday drinks".
 _SAME = {"dr": "doctor", "doc": "doctor", "appt": "appointment", "fly": "flight",
-         "flying": "flight", "bday": "birthday", "mum": "mom", "mam": "mom"}  # fmt: skip
+         "flying": "flight", "bday": "birthday", "mum": "mom", "mam": "mom", "ring": "call",
+         "phone": "call"}  # fmt: skip
+
+
+# Past forms a stem does not reach ("did I send", "have I sent"), said as the base verb.
+_IRREGULAR = {
+    "sent": "send", "took": "take", "taken": "take", "paid": "pay", "bought": "buy",
+    "made": "make", "rang": "ring", "rung": "ring", "got": "get", "gotten": "get",
+    "gave": "give", "given": "give", "left": "leave", "brought": "bring", "went": "go",
+    "gone": "go", "told": "tell", "wrote": "write", "written": "write", "sold": "sell",
+    "built": "build", "fed": "feed", "hung": "hang", "lent": "lend", "spent": "spend",
+    "swept": "sweep", "sorted": "sort", "dug": "dig", "fixed": "fix", "mown": "mow",
+    "sewn": "sew", "drew": "draw", "drawn": "draw", "chose": "choose", "chosen": "choose",
+}  # fmt: skip
+# British and American spellings folded to one ("organiser", "organizer"; "colour", "color"),
+# the same way on both sides of a comparison.
+_SPELLING = [(re.compile(r"(?<=\w{3})is(e|ed|es|er|ers|ing|ation)$"), r"iz\1"),
+             (re.compile(r"(?<=\w{3})our$"), "or")]  # fmt: skip
+
+
+def _one_spelling(word: str) -> str:
+    word = _IRREGULAR.get(word, word)
+    word = _SAME.get(word, word)
+    for pattern, repl in _SPELLING:
+        word = pattern.sub(repl, word)
+    return word
 
 
 def _content(text: str) -> list[str]:
     """The words of `text` that carry its meaning, folded to one spelling."""
-    found = (_SAME.get(w, w) for w in _WORD.findall(fold(text)))
+    found = (_one_spelling(w) for w in _WORD.findall(fold(text)))
     return [w for w in found if w not in STOPWORDS and w not in _GENERIC]
 
 
@@ -101,6 +126,24 @@ def find(item: str, records: list[Record], embed: Embed | None = None) -> Found:
         ranked = sorted(zip(sims.tolist(), records, strict=True), key=lambda p: -p[0])
         close = [r for s, r in ranked if s >= CLOSE][:SPOKEN_ITEMS]
     return Found([], close)
+
+
+# How much of a loosely named item one record must hold to answer for it: most of its words,
+# two at least, and no other record as much.
+STRONG_SHARE = 2 / 3
+
+
+def strongest(item: str, records: list[Record]) -> Record | None:
+    """The one record that holds most of `item`'s words ("ring Papa about his supper" and "call
+    Papa re: supper"), where exactly one does; None otherwise. An item named in words that may
+    be about the world is answered from the records only with an exact or a strongest record."""
+    wanted = len(_content(item))
+    scored = sorted(((_share(item, r), r) for r in records), key=lambda p: -p[0])
+    if wanted < 2 or not scored or scored[0][0] * wanted < 2 or scored[0][0] < STRONG_SHARE:
+        return None
+    if len(scored) > 1 and scored[1][0] == scored[0][0]:
+        return None
+    return scored[0][1]
 
 
 def task_records(tasks: list[TaskRow]) -> list[Record]:
@@ -155,6 +198,10 @@ def done_answer(item: str, tasks: list[Record], now: datetime) -> StateResult:
     """Whether the task `item` names is done ("did I already pay the gas bill"), by its words;
     an open one is said with when it is due."""
     found = find(item, tasks).exact
+    if not found and (near := strongest(item, tasks)) is not None:
+        # Not the words of any task, but most of one's: said as that task, in its words.
+        state = "done" if near.done else f"still open: {_said(near, now)}"
+        return StateResult(f'Not in those words, but "{near.title}" is {state}.', "find", [near.id])
     if not found:
         return StateResult(f"No, {item} isn't on your list.", "find")
     done = [r for r in found if r.done]
@@ -179,11 +226,14 @@ def when_answer(
         return StateResult(
             f"I don't see {_the(item)}{when} in your schedule, reminders or tasks.", "find"
         )
+    if not found.exact:
+        # The closest by words (or meaning), not the soonest of the close ones.
+        first = strongest(item, timed) or hits[0]
+        said = _said(first, now)
+        return StateResult(f"Nothing is called {item}; the closest: {said}.", "find", [first.id])
     hits = sorted(hits, key=lambda r: (from_iso(r.when or "") < now, r.when or ""))
     first = hits[0]
     said = _said(first, now)
-    if not found.exact:
-        return StateResult(f"Nothing is called {item}; the closest: {said}.", "find", [first.id])
     if day:
         start, end, label = day_window(cast(Day, day), now)
         inside = [r for r in hits if start <= from_iso(r.when or "") < end]
@@ -294,6 +344,7 @@ __all__ = [
     "find",
     "membership_answer",
     "reminder_records",
+    "strongest",
     "task_records",
     "timers_answer",
     "when_answer",

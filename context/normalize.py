@@ -50,6 +50,9 @@ _CONTRACTION_RE = re.compile(
 _OPENERS = re.compile(
     r"^(?:(?:hey|hi|hello|ok|okay|so|um+|uh+|er+|erm|hmm+|well|oh|alright|like|right|annie|"
     r"please|quick question|excuse me|you know|i mean|basically|actually|"
+    # Preambles that set the scene, not the question: "before I head out, ...".
+    r"before i (?:forget|go|leave|head out|head off|run|jump in the car|log off|sign off)|"
+    r"while i remember|while i think of it|one more thing|real quick|quick one|"
     r"(?:would you mind|(?:can|could) you) (?:telling|tell) me|i would like to know|"
     r"(?:can|could|would|will) you (?:please )?(?:tell|let) me|(?:can|could|would|will) you "
     r"(?:please )?(?:check|say)|(?:please )?tell me|do you know|i (?:want|would like|need) to know|"

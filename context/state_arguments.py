@@ -500,6 +500,8 @@ DONE_BY_VERB = [
     re.compile(rf"(?:did|have) i (?:already )?{_NOT_DONE_VERB}{_ITEM} (?:yet|already)"),
     re.compile(rf"(?:did|have) i already {_NOT_DONE_VERB}{_ITEM}"),
     re.compile(rf"did i {_NOT_DONE_VERB}{_ITEM}"),
+    # "have I renewed the van insurance": a past participle says it is about being done.
+    re.compile(rf"have i {_NOT_DONE_VERB}(?=[a-z]+(?:ed|en|wn|ught|aid|ent|one) ){_ITEM}"),
     re.compile(
         rf"{_ITEM} (?:did|have) i (?:already )?{_NOT_DONE_VERB}[a-z]+(?: off)? (?:that|it|this)"
         rf"(?: off)?(?: yet| already)?"
@@ -522,7 +524,8 @@ LOOSE_WHEN = [
         rf"(?:be |see |meet |visit )?{_ITEM}{_DAY_AFTER}"
     ),
     re.compile(
-        rf"(?:when|what time|what day) (?:do|does) {_ITEM} (?:start|begin|end|finish|happen)"
+        rf"(?:when|what time|what day) (?:do|does) {_ITEM} (?:start|begin|end|finish|happen"
+        r"|go off|ring|fire|pop up|come up|be due)"
     ),
     re.compile(rf"(?:am i|are we) {_SEEING} {_ITEM}{_DAY_AFTER}"),
     re.compile(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from config import Settings
+from context.lookup import Record, strongest
 from context.normalize import normalize
 from context.state import StateResolver
 from context.state_arguments import argued, farewell
@@ -234,13 +235,21 @@ def household(store: Store, tmp_path: Path) -> tuple[Store, Calendar]:
     store.tasks.add("sign Þóra's permission slip")
     store.tasks.add("buy birdseed")
     store.reminders.add("cancel the Audible trial", now + timedelta(days=2))
+    store.tasks.add("send Maya's dentist form", status="done")
+    store.tasks.add("pay council tax")
+    store.tasks.add("refill the pill organizer")
+    store.reminders.add("ring Gareth (boiler)", now + timedelta(days=1))
+    store.reminders.add("school photos - order online", now + timedelta(days=4))
     start = (now + timedelta(days=3)).astimezone().strftime("%Y%m%dT%H%M%S")
+    past = (now - timedelta(days=3)).astimezone().strftime("%Y%m%dT%H%M%S")
     ics = tmp_path / "cal.ics"
     ics.write_text(
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
         f"BEGIN:VEVENT\r\nUID:e1@t\r\nSUMMARY:Coffee with Dr. Ólafsdóttir\r\nDTSTART:{start}\r\n"
         "END:VEVENT\r\n"
         f"BEGIN:VEVENT\r\nUID:e2@t\r\nSUMMARY:Demo at Vinnslan\r\nDTSTART:{start}\r\n"
+        "END:VEVENT\r\n"
+        f"BEGIN:VEVENT\r\nUID:e3@t\r\nSUMMARY:Tuning - Lindqvist\r\nDTSTART:{past}\r\n"
         "END:VEVENT\r\nEND:VCALENDAR\r\n"
     )
     return store, Calendar([ics])
@@ -262,6 +271,18 @@ def household(store: Store, tmp_path: Path) -> tuple[Store, Calendar]:
         ("anything at vinnslan coming up", "Demo at Vinnslan"),
         # A doubled consonant undone: "cancelling" is "cancel".
         ("do I have something about cancelling audible", "cancel the Audible trial"),
+        # Most of one record's words, and no other's: said as that record, as close.
+        ("have I sent off Maya's dentist form yet", "send Maya's dentist form"),
+        ("did I set a reminder to phone the boiler man", "ring Gareth (boiler)"),
+        # Past forms a stem does not reach, and a participle alone asks whether it is done.
+        ("have I paid the council tax", "pay council tax"),
+        # A preamble that sets the scene, not the question.
+        ("before I head out, did I already pay the council tax", "pay council tax"),
+        # British and American spellings.
+        ("is the pill organiser on my list", "refill the pill organizer"),
+        # An event just past, and when a reminder goes off.
+        ("when was the Lindqvist tuning", "Tuning - Lindqvist"),
+        ("when does the school photos reminder go off", "chool photos - order online"),
     ],
 )
 def test_lookups_in_the_words_people_use_name_the_record(
@@ -288,3 +309,11 @@ def test_another_person_s_schedule_is_not_the_user_s() -> None:
     assert route("what's on jess's schedule today").match is None
     found = route("what's on today's schedule")
     assert found.match is not None and found.match.intent == "schedule"
+
+
+def test_the_strongest_record_is_one_alone_holding_most_of_the_words() -> None:
+    bills = [Record("t1", "pay gas bill", "task"), Record("t2", "pay water bill", "task")]
+    assert strongest("pay the electricity bill", bills) is None  # two hold as much
+    assert strongest("pay the gas bill off", bills) == bills[0]
+    assert strongest("gas", bills) is None  # one word is an exact match or nothing
+    assert strongest("gas meter reading", bills) is None  # one word of three
