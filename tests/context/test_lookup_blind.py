@@ -88,4 +88,5 @@ def test_blind_lookup_questions_name_the_right_record(
 ) -> None:
     share, misses = score(store, settings, index, tmp_path, round_name)
     print(f"blind {round_name}: {share:.0%} right")
-    assert share >= FLOORS[round_name], "\n".join(misses)
+    # Compared in whole questions: 1 - 33/100 is a hair under 0.67 as a float.
+    assert round(share * 100) >= round(FLOORS[round_name] * 100), "\n".join(misses)
