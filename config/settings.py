@@ -49,6 +49,9 @@ class ServerSettings(_Section):
     port: int = 8765
     token: str = ""
     max_sessions: int = 2
+    # Seconds an answered offer has to connect (ICE and DTLS) before it is closed and its
+    # session slot freed; aiortc's own checks would hold it for about a minute.
+    connect_timeout_s: float = Field(default=15.0, gt=0)
     max_body_bytes: int = 65536
     allowed_hosts: list[str] = []
     # Serve the home network too (`serve --lan`): loopback and every LAN address, over HTTPS.

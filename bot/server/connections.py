@@ -4,8 +4,11 @@ Shaped like aiortc's `examples/server/server.py`: a POST of the browser's SDP of
 peer connection, wires its microphone track and data channel to a `VoiceSession`, and
 answers with the server's SDP (ICE gathered in full, since aiortc does not trickle). An offer
 is checked before anything opens (JSON only, an SDP with audio in a codec aiortc decodes, the
-token, the session cap), and every refusal says why. A connection that fails or closes drops
-its session; shutdown drops them all.
+token, the session cap), and every refusal says why. An answered offer whose peer has not
+connected within `server.connect_timeout_s` is closed, so a peer that takes the answer and
+never completes ICE frees its place among `server.max_sessions` then, not when aiortc's own
+checks give up (about a minute). A connection that fails or closes drops its session; shutdown
+drops them all.
 """
 
 from __future__ import annotations
@@ -161,6 +164,9 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
     @pc.on("connectionstatechange")
     async def _state_change() -> None:
         log.info("session %s: connection %s", session_id, pc.connectionState)
+        if pc.connectionState == "connected" and conn.deadline is not None:
+            conn.deadline.cancel()
+            conn.deadline = None
         if pc.connectionState in ("failed", "closed"):
             await _drop(state, conn)
 
@@ -175,8 +181,24 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
     except Exception as exc:
         await _drop(state, conn)
         return reason(400, f"could not answer the offer: {exc or type(exc).__name__}")
+    conn.deadline = asyncio.create_task(_connect_deadline(state, conn))
     local = pc.localDescription
     return web.json_response({"sdp": local.sdp, "type": local.type, "session_id": session_id})
+
+
+async def _connect_deadline(state: ServerState, conn: Connection) -> None:
+    """Close an answered connection whose peer has not connected in time (cancelled once it
+    has): a peer that took the answer and never completed ICE would hold its slot."""
+    timeout = state.settings.server.connect_timeout_s
+    await asyncio.sleep(timeout)
+    conn.deadline = None  # fired: the drop below must not cancel this task
+    log.warning(
+        "session %s: the peer did not connect within %g s (connection %s); closed, its slot freed",
+        conn.id,
+        timeout,
+        conn.pc.connectionState,
+    )
+    await _drop(state, conn)
 
 
 async def _discard(pc: RTCPeerConnection) -> None:
@@ -211,6 +233,9 @@ def _refuse_bad_text(pc: RTCPeerConnection) -> None:
 
 async def _drop(state: ServerState, conn: Connection) -> None:
     """A connection ended (page closed, network lost, failed): close its session (tier 3)."""
+    if conn.deadline is not None:
+        conn.deadline.cancel()
+        conn.deadline = None
     if state.connections.get(conn.id) is conn:
         del state.connections[conn.id]
     try:

@@ -6,6 +6,7 @@ through `STATE`, never through module globals.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -57,6 +58,9 @@ class Connection:
     id: str
     pc: RTCPeerConnection
     voice: VoiceSession
+    # Closes the connection when its peer has not connected by `server.connect_timeout_s` after
+    # the answer; None once it connected (or the deadline fired).
+    deadline: asyncio.Task[None] | None = None
 
 
 @dataclass
