@@ -15,21 +15,33 @@ when a question first needs them, over a span around it (two weeks before to 370
 and the next questions within that span are answered by bisection too. `titles` says what the
 calendar holds without expanding anything, and `next_of` finds the next instances of events by
 title, expanding only the series with them.
+
+Reading is bounded whatever the file holds. A file over `_READ_BYTES` is cut: its events
+farthest from today are left out until the rest fits, and `check` says how many and which dates
+stayed. A file's parse is stopped at `_PARSE_S` (an error naming the file). The library's
+expansion of one recurring event is stopped at `_SERIES_S`, and all of one question's
+expansions at `_QUESTION_S`: a series stopped, or not reached in time, is left out of every
+answer from then on and named by `check`, and the rest of the schedule answers as before. So a
+question costs at most the parse of a file that changed plus `_QUESTION_S`.
 """
 
 from __future__ import annotations
 
 import bisect
 import contextlib
+import re
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from pathlib import Path
+from time import monotonic
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import icalendar
 import recurring_ical_events
+
+from memory.deadline import Overrun, within
 
 if TYPE_CHECKING:
     from config.settings import Settings
@@ -71,6 +83,18 @@ _NEXT_FIRST_SPAN = timedelta(days=7)
 _NEXT_HORIZON = timedelta(days=2 * 366)
 # The errors for which the library leaves a series out of every answer (skip_bad_series).
 _SKIPPED_ERRORS = tuple(recurring_ical_events.CalendarQuery.suppressed_errors)
+# The bounds on reading (see the module docstring; the figures behind them are in
+# docs/reliability.md). The most of a file that is parsed, events nearest today first.
+_READ_BYTES = 500_000
+# Past this a file's parse is given up, as an error naming it.
+_PARSE_S = 5.0
+# One recurring event's expansion over one span; a rule that never matches would otherwise be
+# walked to the year 9999.
+_SERIES_S = 0.25
+# All the expansions one question makes (`between`, `next_of`), every file together.
+_QUESTION_S = 1.0
+# How many skipped events `check` names; the rest are counted.
+_NAMED_SKIPPED = 5
 
 
 class CalendarError(ValueError):
@@ -177,6 +201,8 @@ class _Series:
     # Expansions of all the series over the spans asked about, the latest first; replaced as a
     # whole, so a thread reading it never sees one half-built.
     expansions: list[_Expansion] = field(default_factory=list)
+    # The library's series (by UID) that took too long to expand: left out of every answer.
+    left_out: set[str] = field(default_factory=set)
 
     def query_of(self, key: str) -> Any:
         query = self.queries.get(key)
@@ -197,6 +223,8 @@ class _Parsed:
     events: int
     skipped: list[str]
     series: _Series
+    # What was cut from the file to keep reading it bounded (see the module docstring).
+    cut: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -236,9 +264,11 @@ class Calendar:
         if end < start:
             raise ValueError(f"the end ({end.isoformat()}) is before the start")
         found: dict[str, Event] = {}
-        for path, index in self._load():
+        loaded = self._load()
+        until = monotonic() + _QUESTION_S
+        for path, index in loaded:
             events = index.singles.overlapping(start, end)
-            events += self._series_between(index.parsed, path, start, end)
+            events += self._series_between(index.parsed, path, start, end, until)
             for event in events:
                 # The same meeting exported into two calendars (same UID) is said once.
                 found.setdefault(event.id, event)
@@ -266,9 +296,11 @@ class Calendar:
         if limit <= 0 or not wanted:
             return []
         found: dict[str, Event] = {}
-        for path, index in self._load():
+        loaded = self._load()
+        until = monotonic() + _QUESTION_S
+        for path, index in loaded:
             events = [e for t in wanted for e in index.singles.next_of(t, after, limit)]
-            events += self._series_next(index.parsed, path, wanted, after, limit)
+            events += self._series_next(index.parsed, path, wanted, after, limit, until)
             for event in sorted(events, key=_order)[:limit]:
                 found.setdefault(event.id, event)
         return sorted(found.values(), key=_order)[:limit]
@@ -283,14 +315,20 @@ class Calendar:
         line = f"{_plural(len(loaded), 'file')}, {_plural(events, 'event')}"
         skipped = [f"{path.name}: {why}" for path, parsed in loaded for why in parsed.skipped]
         if skipped:
-            line += f"; {_plural(len(skipped), 'event')} skipped ({'; '.join(skipped)})"
+            named = skipped[:_NAMED_SKIPPED]
+            if len(skipped) > len(named):
+                named.append(f"and {len(skipped) - len(named):,} more")
+            line += f"; {_plural(len(skipped), 'event')} skipped ({'; '.join(named)})"
+        cut = [f"{path.name}: {what}" for path, parsed in loaded for what in parsed.cut]
+        if cut:
+            line += f"; left out to keep reading bounded: {'; '.join(cut)}"
         empty = [str(p) for p in self._sources if p.is_dir() and not _ics_in(p)]
         if empty:
             line += f"; no .ics files in {', '.join(empty)}"
         return line
 
     def _series_between(
-        self, parsed: _Parsed, path: Path, start: datetime, end: datetime
+        self, parsed: _Parsed, path: Path, start: datetime, end: datetime, until: float
     ) -> list[Event]:
         series = parsed.series
         if series.query is None:
@@ -300,14 +338,21 @@ class Calendar:
         if expansion is None:
             first = start - _SPAN_BEFORE
             last = max(end, start + _SPAN_AFTER)
-            expansion = self._expand(series.query.series, parsed, path, first, last)
+            expansion = self._expand(series.query.series, parsed, path, first, last, until)
             series.expansions = [expansion, *kept][:_SPANS_KEPT]
         return expansion.overlapping(start, end)
 
     def _expand(
-        self, series_list: list[Any], parsed: _Parsed, path: Path, first: datetime, last: datetime
+        self,
+        series_list: list[Any],
+        parsed: _Parsed,
+        path: Path,
+        first: datetime,
+        last: datetime,
+        until: float,
     ) -> _Expansion:
-        """Every instance that overlaps [first, last] of the given library Series."""
+        """Every instance that overlaps [first, last] of the given library Series, of those
+        expanded by `until` (monotonic()); see `_expand_one` for the rest."""
         # The library compares floating and all-day times in the query's zone: asking in ours
         # keeps its answer close, and the margin covers the rest (see _QUERY_MARGIN).
         zone = self._tz or first.astimezone().tzinfo or UTC
@@ -315,33 +360,94 @@ class Calendar:
         query_end = (last + _QUERY_MARGIN).astimezone(zone)
         events: list[Event] = []
         for series in series_list:
-            occurrences: list[Any] = []
-            # As the library's own query does: a series that fails is left out of the answer.
-            # So is one whose times or length take the library's arithmetic past year 1 or 9999,
-            # or whose rule the library cannot step through (INTERVAL=0).
-            with contextlib.suppress(*_SKIPPED_ERRORS, OverflowError, ValueError):
-                occurrences.extend(series.between(query_start, query_end))
-            # An occurrence's fields are those of the VEVENT it comes from (the series' own, or
-            # one moved instance's, told apart by its RECURRENCE-ID); only its times are its
-            # own. The library's query copies the VEVENT for every occurrence, which took most
-            # of a question's time; here it is copied once per VEVENT.
-            sources: dict[tuple[Any, ...], tuple[_Fields, date | datetime | None]] = {}
-            for occurrence in occurrences:
-                source = sources.get(occurrence.recurrence_ids)
-                if source is None:
-                    component = occurrence.as_component(False)
-                    original = component["RECURRENCE-ID"].dt if occurrence.recurrence_ids else None
-                    source = sources[occurrence.recurrence_ids] = (_Fields.of(component), original)
-                fields, original = source
-                event = self._instance(
-                    fields, occurrence.start, occurrence.end, original, parsed, path
-                )
-                if event is not None:
-                    events.append(event)
+            events += self._expand_one(series, parsed, path, query_start, query_end, until)
         return _Expansion.of(events, first, last)
 
+    def _expand_one(
+        self,
+        series: Any,
+        parsed: _Parsed,
+        path: Path,
+        start: datetime,
+        end: datetime,
+        until: float,
+    ) -> list[Event]:
+        """One series' instances in [start, end]; none for a series left out.
+
+        As the library's own query does, a series that fails is left out: one whose times or
+        length take the library's arithmetic on the span past year 1 or 9999 is left out of
+        this answer, one that fails in any other way (its rule cannot be stepped through:
+        BYDAY=53MO, INTERVAL=0) of every answer from then on, named by `check`. dateutil's
+        cache keeps its lock when an error or `Overrun` stops it mid-step, and the next
+        expansion of that rule would wait on it for ever. So is a series whose expansion (its
+        instances made into `Event`s included) takes over `_SERIES_S`, or that `until`
+        (monotonic()) leaves no time for.
+        """
+        uid = str(series.uid)
+        if uid in parsed.series.left_out:
+            return []
+        now = monotonic()
+        if now >= until:
+            self._leave_out(parsed, uid, f"the {_QUESTION_S:g} s a question may spend ran out")
+            return []
+        try:
+            with within(min(_SERIES_S, until - now)):
+                return self._instances(series.between(start, end), parsed, path)
+        except Overrun:
+            if until - now > _SERIES_S:
+                why = f"took over {_SERIES_S:g} s to expand"
+            else:
+                why = f"the {_QUESTION_S:g} s a question may spend ran out"
+            self._leave_out(parsed, uid, why)
+        except OverflowError:
+            pass
+        # A third-party library fed a user's rule may fail in any way.
+        except Exception as exc:
+            self._leave_out(parsed, uid, f"{type(exc).__name__}: {exc}", failed=True)
+        return []
+
+    def _instances(self, occurrences: Iterable[Any], parsed: _Parsed, path: Path) -> list[Event]:
+        # An occurrence's fields are those of the VEVENT it comes from (the series' own, or
+        # one moved instance's, told apart by its RECURRENCE-ID); only its times are its
+        # own. The library's query copies the VEVENT for every occurrence, which took most
+        # of a question's time; here it is copied once per VEVENT.
+        events: list[Event] = []
+        sources: dict[tuple[Any, ...], tuple[_Fields, date | datetime | None]] = {}
+        for occurrence in occurrences:
+            source = sources.get(occurrence.recurrence_ids)
+            if source is None:
+                component = occurrence.as_component(False)
+                original = component["RECURRENCE-ID"].dt if occurrence.recurrence_ids else None
+                source = sources[occurrence.recurrence_ids] = (_Fields.of(component), original)
+            fields, original = source
+            event = self._instance(fields, occurrence.start, occurrence.end, original, parsed, path)
+            if event is not None:
+                events.append(event)
+        return events
+
+    @staticmethod
+    def _leave_out(parsed: _Parsed, uid: str, why: str, failed: bool = False) -> None:
+        """Leave a series out of every answer from now on, and say so: as an event skipped when
+        its rule failed, as cut to keep reading bounded when it was too slow."""
+        series = parsed.series
+        if uid in series.left_out:
+            return
+        series.left_out.add(uid)
+        components = series.groups.get(uid.strip()) or []
+        name = _title(components[0]) if components else NO_TITLE
+        if failed:
+            parsed.skipped.append(f"'{name}' could not be expanded ({why})")
+        else:
+            parsed.cut.append(f"the recurring event '{name}' ({why})")
+
     def _series_next(
-        self, parsed: _Parsed, path: Path, wanted: list[str], after: datetime, limit: int
+        self,
+        parsed: _Parsed,
+        path: Path,
+        wanted: list[str],
+        after: datetime,
+        limit: int,
+        until: float,
     ) -> list[Event]:
         """The first `limit` instances of the file's series titled one of `wanted`."""
         series = parsed.series
@@ -362,7 +468,7 @@ class Calendar:
         width = _NEXT_FIRST_SPAN
         while first < horizon:
             last = min(first + width, horizon)
-            window = self._expand(matching, parsed, path, first, last)
+            window = self._expand(matching, parsed, path, first, last, until)
             more = [e for t in wanted for e in window.next_of(t, after, limit, since)]
             if len(found) + len(more) >= limit or last == horizon:
                 found += more
@@ -507,6 +613,19 @@ def _parse(path: Path, mtime_ns: int, size: int) -> tuple[_Parsed, list[Any]]:
         data = path.read_bytes()
     except OSError as exc:
         raise CalendarError(f"cannot read calendar file {path}: {exc}") from exc
+    data, cut = _cut(path, data, datetime.now(UTC).date())
+    try:
+        with within(_PARSE_S):
+            parsed, expanded = _parse_data(path, data, mtime_ns, size)
+    except Overrun:
+        raise CalendarError(
+            f"calendar file {path} took over {_PARSE_S:g} s to read; export a shorter range"
+        ) from None
+    parsed.cut[:0] = cut
+    return parsed, expanded
+
+
+def _parse_data(path: Path, data: bytes, mtime_ns: int, size: int) -> tuple[_Parsed, list[Any]]:
     try:
         components = icalendar.Calendar.from_ical(data, multiple=True)
     # A third-party parser fed a user's file may fail in any way; each is "not iCalendar".
@@ -589,6 +708,80 @@ def _parse(path: Path, mtime_ns: int, size: int) -> tuple[_Parsed, list[Any]]:
     # A recurring event counts once; its moved or cancelled instances do not count again.
     count = sum(1 for sub in vevents if "RECURRENCE-ID" not in sub)
     return _Parsed(mtime_ns, size, recurring, count, skipped, series), expanded
+
+
+_EVENT_BEGIN = b"BEGIN:VEVENT"
+_START_DATE = re.compile(rb"^DTSTART[;:][^\r\n]*?:(\d{4})(\d\d)(\d\d)", re.IGNORECASE)
+_REPEATS = re.compile(rb"^(RRULE|RDATE)[;:]", re.IGNORECASE)
+
+
+def _cut(path: Path, data: bytes, today: date) -> tuple[bytes, list[str]]:
+    """`data` within `_READ_BYTES`: whole VEVENTs are left out, those farthest from `today`
+    first (a recurring one counts as today, one whose start cannot be read as the farthest),
+    until the rest fits; and what was left out. Everything outside the VEVENTs (the calendar's
+    properties, its time zones) is kept: when that alone is too big, the file is an error."""
+    if len(data) <= _READ_BYTES:
+        return data, []
+    lines = data.splitlines(keepends=True)
+    # Each top-level VEVENT as (first line, line after its END), and its bytes.
+    blocks: list[tuple[int, int]] = []
+    depth, first = 0, -1
+    for n, line in enumerate(lines):
+        word = line.rstrip(b"\r\n").upper()
+        if depth == 0:
+            if word == _EVENT_BEGIN:
+                depth, first = 1, n
+        elif word.startswith(b"BEGIN:"):
+            depth += 1
+        elif word.startswith(b"END:"):
+            depth -= 1
+            if depth == 0:
+                blocks.append((first, n + 1))
+    sizes = [sum(len(line) for line in lines[a:b]) for a, b in blocks]
+    frame = len(data) - sum(sizes)
+    if frame > _READ_BYTES:
+        raise CalendarError(
+            f"calendar file {path} holds {_mb(frame)} besides its events, over the "
+            f"{_mb(_READ_BYTES)} read of a file"
+        )
+    distance: list[tuple[int, int]] = []
+    for n, (a, b) in enumerate(blocks):
+        days = 10**7  # farthest: no readable start
+        if any(_REPEATS.match(line) for line in lines[a:b]):
+            days = 0
+        else:
+            for line in lines[a:b]:
+                found = _START_DATE.match(line)
+                if found:
+                    with contextlib.suppress(ValueError):
+                        days = abs((date(*map(int, found.groups())) - today).days)
+                    break
+        distance.append((days, n))
+    room = _READ_BYTES - frame
+    kept: set[int] = set()
+    for _, n in sorted(distance):
+        if sizes[n] <= room:
+            kept.add(n)
+            room -= sizes[n]
+    dropped = {a: b for n, (a, b) in enumerate(blocks) if n not in kept}
+    out: list[bytes] = []
+    n = 0
+    while n < len(lines):
+        if n in dropped:
+            n = dropped[n]
+            continue
+        out.append(lines[n])
+        n += 1
+    nearest = max((distance[n][0] for n in kept), default=0)
+    said = (
+        f"{len(dropped):,} of {len(blocks):,} events, the file being {_mb(len(data))} (the most "
+        f"read is {_mb(_READ_BYTES)}): those more than {nearest:,} days from today"
+    )
+    return b"".join(out), [said]
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
 
 
 def _calendar_like(

@@ -516,3 +516,67 @@ def test_next_of_reads_the_same_before_and_after_a_span_is_expanded(tmp_path: Pa
     assert len(walks) == 500
     assert walks[0].start == datetime(2026, 12, 21, 7, tzinfo=BERLIN)
     assert walks[-1].start == datetime(2026, 12, 21, 7, tzinfo=BERLIN) + timedelta(days=499)
+
+
+# Files that once took seconds to minutes to read (bench fuzz; each kept in
+# tests/fixtures/fuzz/calendar.json): a question is bounded whatever the file, what is left out
+# to keep it so is named by `check`, and the rest of the schedule answers. The limits asserted
+# are far above the bounds (1 s of expansion a question), so a slow machine is never red.
+def test_a_rule_that_never_matches_is_stopped_left_out_and_named(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "cal.ics",
+        # February 31st: dateutil walks it day by day to the year 9999, about an hour.
+        "UID:never@x\nSUMMARY:Leap meeting\nDTSTART:20250101T090000Z\n"
+        "RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31",
+        "UID:gym@x\nSUMMARY:Gym\nDTSTART:20261221T180000Z\nDTEND:20261221T190000Z",
+        "UID:standup@x\nSUMMARY:Standup\nDTSTART:20261207T090000Z\nRRULE:FREQ=WEEKLY",
+    )
+    cal = Calendar([path], tz=UTC)
+    t0 = time.monotonic()
+    assert [e.title for e in cal.between(*day(2026, 12, 21))] == ["Standup", "Gym"]
+    assert time.monotonic() - t0 < 20
+    # Stopped at its own 0.25 s, or at the question's 1 s on a machine too busy for that.
+    assert "left out to keep reading bounded: cal.ics: the recurring event 'Leap meeting' (" in (
+        cal.check()
+    )
+    # Left out from then on: the next question does not try it again.
+    t0 = time.monotonic()
+    assert [e.title for e in cal.next_of(["Leap meeting", "Standup"], day(2026, 12, 22)[0])] == [
+        "Standup"
+    ] * 5
+    assert time.monotonic() - t0 < 20
+
+
+def test_a_rule_the_library_fails_on_is_skipped_for_every_span(tmp_path: Path) -> None:
+    # BYDAY=53MO: IndexError inside dateutil, whose cache then kept its lock, so the next
+    # span's expansion of the same rule waited for ever.
+    path = write(
+        tmp_path / "cal.ics",
+        "UID:odd@x\nSUMMARY:Odd\nDTSTART:20240606T155438Z\nRRULE:FREQ=MONTHLY;BYDAY=53MO",
+        "UID:gym@x\nSUMMARY:Gym\nDTSTART:20261221T180000Z\nDTEND:20261221T190000Z",
+    )
+    cal = Calendar([path], tz=UTC)
+    assert [e.title for e in cal.between(*day(2026, 12, 21))] == ["Gym"]
+    assert cal.between(*day(2031, 1, 1)) == []
+    assert cal.next_of(["Odd"], datetime(2026, 1, 1, tzinfo=UTC)) == []
+    assert "1 event skipped (cal.ics: 'Odd' could not be expanded (IndexError" in cal.check()
+
+
+def test_a_file_too_big_to_read_is_cut_to_the_events_nearest_today(tmp_path: Path) -> None:
+    today = datetime.now(UTC).replace(hour=9, minute=0, second=0, microsecond=0)
+    far = [
+        f"UID:old-{n}@x\nSUMMARY:Old {n}\nDESCRIPTION:{'x' * 200}\n"
+        f"DTSTART:{(today - timedelta(days=3000 + n)):%Y%m%dT%H%M%SZ}"
+        for n in range(3000)
+    ]
+    near = "UID:soon@x\nSUMMARY:Dentist\nDTSTART:" + f"{today + timedelta(days=2):%Y%m%dT%H%M%SZ}"
+    weekly = f"UID:w@x\nSUMMARY:Choir\nDTSTART:{today - timedelta(days=9000):%Y%m%dT%H%M%SZ}\n"
+    path = write(tmp_path / "big.ics", *far, near, weekly + "RRULE:FREQ=WEEKLY")
+    assert path.stat().st_size > 500_000
+    cal = Calendar([path], tz=UTC)
+    soon = cal.between(today, today + timedelta(days=7))
+    assert {e.title for e in soon} == {"Dentist", "Choir"}
+    assert "Old 0" in cal.titles() and "Old 2999" not in cal.titles()
+    summary = cal.check()
+    assert "left out to keep reading bounded: big.ics:" in summary
+    assert " of 3,002 events, the file being " in summary
