@@ -33,7 +33,6 @@ from context.conversation import Conversation, Prefix
 from context.ledger import Ledger
 
 if TYPE_CHECKING:
-    from bot.turn.events import Event
     from bot.turn.session import Session
     from context.intents import IntentIndex
     from memory.calendar import Calendar
@@ -260,7 +259,6 @@ class Runtime:
     def open_session(
         self,
         *,
-        on_event: Callable[[Event], None] | None = None,
         meta: dict[str, Any] | None = None,
         record_metrics: bool = True,
     ) -> Session:
@@ -316,7 +314,6 @@ class Runtime:
             llm=llm,
             embedder=lambda: self.embedder,
             chain=self.answer_chain(usage),
-            on_event=on_event,
             record_metrics=record_metrics,
         )
         self._sessions.append(session)

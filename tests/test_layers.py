@@ -210,3 +210,30 @@ def test_the_engine_probe_check_sees_both_kinds(tmp_path: Path) -> None:
         "    close = getattr(llm, 'close', None)\n    return getattr(llm, 'model_path', '')\n"
     )
     assert engine_probes(sample) == [(2, "backend compared"), (4, "getattr 'close'")]
+
+
+# The voice connection and the conversation meet only on the conversation's inbox and outbox
+# (`bot.turn.inbox`, `bot.turn.events`): neither imports the other's module.
+SEAM = {"bot.voice": "bot.turn.session", "bot.turn": "bot.voice"}
+
+
+def seam_crossings(graph: dict[str, set[str]]) -> list[str]:
+    """Each import across the seam between the voice stages and the conversation."""
+    return [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph.items())
+        for side, other in SEAM.items()
+        if module == side or module.startswith(side + ".")
+        for target in sorted(targets)
+        if target == other or target.startswith(other + ".")
+    ]
+
+
+def test_the_voice_and_the_conversation_meet_only_on_the_inbox() -> None:
+    assert seam_crossings(import_graph(ORDER)) == []
+    # The check can fail: an import either way is found.
+    probe = {"bot.voice.x": {"bot.turn.session"}, "bot.turn.y": {"bot.voice.session"}}
+    assert seam_crossings(probe) == [
+        "bot.turn.y imports bot.voice.session",
+        "bot.voice.x imports bot.turn.session",
+    ]

@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable
+import uuid
 from typing import TYPE_CHECKING, TextIO
 
 from bot.turn.events import (
+    AnswerClosed,
     CompactionEvent,
     ErrorEvent,
     Event,
+    Notice,
     ReminderEvent,
+    RemindersDue,
     StateAnswer,
     TableEvent,
     TextDelta,
@@ -25,6 +28,7 @@ from bot.turn.events import (
     ToolResultEvent,
     TurnDone,
 )
+from bot.turn.inbox import Interrupt, SayReminders, UserMessage
 from config import load_settings
 
 if TYPE_CHECKING:
@@ -134,30 +138,42 @@ async def chat(
     out: TextIO = sys.stdout,
     runtime: Runtime | None = None,
 ) -> int:
-    """Read lines from `inp`, answer on `out`; `runtime` defaults to one built from config."""
+    """Read lines from `inp`, answer on `out`; `runtime` defaults to one built from config.
+
+    The terminal is a front end on the session's inbox: each line goes in as a `UserMessage`, and
+    everything the session says (answers, reminders at the next gap, idle-time compactions)
+    comes from its outbox and is printed as it comes."""
     from bot.runtime import Runtime
 
     if runtime is None:
         settings = load_settings(context={"window": window}) if window else load_settings()
         runtime = Runtime(settings)
-    session = runtime.open_session(on_event=lambda e: show(e, out), meta={"front_end": "chat"})
+    session = runtime.open_session(meta={"front_end": "chat"})
     session.warm_up()  # while the user types the first line
     out.write(f"Annie is listening (window {session.ledger.window:,}). /context /manifest /quit\n")
-    said: set[asyncio.Task[None]] = set()
+    waiting: dict[str, asyncio.Event] = {}
 
-    async def say_reminders() -> None:
-        # `announce` waits for a turn in progress, so a reminder never cuts an answer.
-        for event in await session.announce():
-            show(event, out)
+    def turn(command: UserMessage | SayReminders) -> asyncio.Event:
+        closed = waiting[command.turn_id] = asyncio.Event()
+        session.send(command)
+        return closed
 
-    def due() -> None:
-        task = asyncio.create_task(say_reminders())
-        said.add(task)
-        task.add_done_callback(said.discard)
+    async def read() -> None:
+        while True:
+            event = await session.outbox.get()
+            if isinstance(event, RemindersDue):
+                # Said as a turn of its own: after the answer in progress, never inside it.
+                turn(SayReminders(new_turn_id()))
+            elif isinstance(event, AnswerClosed):
+                if (closed := waiting.pop(event.turn_id, None)) is not None:
+                    closed.set()
+            elif not isinstance(event, Notice):
+                show(event, out)
 
-    session.attach(Terminal(due))
+    reader = asyncio.create_task(read())
     runtime.reminders.start()
-    await say_reminders()  # reminders that fell due while no one was here come first
+    # Reminders that fell due while no one was here come first.
+    await turn(SayReminders(new_turn_id())).wait()
     try:
         while True:
             out.write("you> ")
@@ -178,25 +194,19 @@ async def chat(
                 out.write((manifest.text() if manifest else "no model call yet") + "\n")
                 continue
             out.write("annie> ")
+            turn_id = new_turn_id()
             try:
-                async for event in session.handle_text(text):
-                    show(event, out)
+                await turn(UserMessage(text, turn_id)).wait()
             except KeyboardInterrupt:
-                session.cancel()
+                session.send(Interrupt(turn_id))
     finally:
+        reader.cancel()
         await runtime.close()
     return 0
 
 
-class Terminal:
-    """The terminal as a session's front end: reminders are printed at the next gap; there
-    is no voice whose first sound idle-time work should wait for."""
-
-    def __init__(self, due: Callable[[], None]) -> None:
-        self.reminders_due = due
-
-    async def answer_begun(self) -> None:
-        return None
+def new_turn_id() -> str:
+    return "chat-" + uuid.uuid4().hex[:12]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -33,16 +33,17 @@ from bot.server.guard import HostRule, add_security_headers, authorized, guard
 from bot.server.knowledge import Panels, snapshot_route
 from bot.server.lan import add_trust_routes, lan_gate
 from bot.server.pairing import add_pairing_routes
-from bot.server.state import STATE, Engines, EventCallback, ServerState, SessionOpener, engine_slots
+from bot.server.state import STATE, Engines, ServerState, SessionOpener, engine_slots
 from bot.server.tls import machine_names
 from bot.voice.prepared import PreparedVoice
-from bot.voice.session import MetricsSink, TurnSession
+from bot.voice.session import MetricsSink
 from config import Settings
 from memory.approvals import Approvals
 from models.base import LLM
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
+    from bot.turn.session import Session
 
 WEB_DIR = Path(__file__).with_name("web")
 
@@ -50,12 +51,12 @@ WEB_DIR = Path(__file__).with_name("web")
 def runtime_sessions(runtime: Runtime) -> SessionOpener:
     """Sessions from the shared `Runtime`, tagged as voice sessions."""
 
-    async def open_session(resume: str | None, on_event: EventCallback) -> tuple[str, TurnSession]:
+    async def open_session(resume: str | None) -> tuple[str, Session]:
         meta: dict[str, Any] = {"front_end": "voice"}
         if resume:
             meta["resumed_from"] = resume
         # The voice loop stores its own end-to-end timings (speech, model, synthesis).
-        session = runtime.open_session(on_event=on_event, meta=meta, record_metrics=False)
+        session = runtime.open_session(meta=meta, record_metrics=False)
         session.warm_up()  # while the connection is set up and the user starts to speak
         return str(session.id), session
 

@@ -26,7 +26,6 @@ from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from bot.server.allocator import release_free
 from bot.server.guard import TOKEN_HEADER, authorized, check_sdp_size, read_body, reason
 from bot.server.state import STATE, Connection, ServerState
-from bot.turn.events import Event
 from bot.voice.audio_in import prompt_receiver
 from bot.voice.session import VoiceSession
 from memory.db import StoreError
@@ -38,26 +37,6 @@ _PPID_STRING, _PPID_BINARY = 51, 53
 
 # The audio codecs aiortc decodes; an offer with none of them cannot be answered.
 _SPOKEN_CODEC = re.compile(r"^a=rtpmap:\d+ (opus|G722|PCMU|PCMA)/", re.IGNORECASE | re.MULTILINE)
-
-
-class _Relay:
-    """Holds events emitted before the voice session exists, then forwards them."""
-
-    def __init__(self) -> None:
-        self.target: VoiceSession | None = None
-        self.held: list[Event] = []
-
-    def __call__(self, event: Event) -> None:
-        if self.target is None:
-            self.held.append(event)
-        else:
-            self.target.send(event)
-
-    def attach(self, voice: VoiceSession) -> None:
-        self.target = voice
-        for event in self.held:
-            voice.send(event)
-        self.held.clear()
 
 
 async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any]:
@@ -124,9 +103,8 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         prompt_receiver(transceiver.receiver)
     _refuse_bad_text(pc)
 
-    relay = _Relay()
     try:
-        session_id, session = await state.open_session(body.get("resume"), relay)
+        session_id, session = await state.open_session(body.get("resume"))
     except StoreError as exc:
         # The database is locked or full: say which file and why, and that it may pass.
         await pc.close()
@@ -149,8 +127,8 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         voice=state.voice,
         metrics=state.metrics,
         approvals=state.approvals,
+        tools=frozenset(session.tool_names()),
     )
-    relay.attach(voice)
     voice.send(session.meter())  # the fixed overhead shows on the meter before the first turn
     conn = Connection(session_id, pc, voice)
     state.connections[session_id] = conn

@@ -17,29 +17,24 @@ from aiortc import RTCPeerConnection
 from bot.calendar_feed import CalendarFeed
 from bot.server.guard import BODY_TIMEOUT_S
 from bot.server.pairing import PairingCodes
-from bot.turn.events import Event
+from bot.turn.session import Session
 from bot.voice.prepared import PreparedVoice
-from bot.voice.session import MetricsSink, TurnSession, VoiceSession
+from bot.voice.session import MetricsSink, VoiceSession
 from config import Settings
 from memory.approvals import Approvals
 from models.base import LLM, STT, TTS, VAD
 from models.turn import TurnDetector
 from models.words_turn import WordsTurn
 
-EventCallback = Callable[[Event], None]
-
 
 class SessionOpener(Protocol):
     """Opens a conversation session and returns its id and the session.
 
     `resume` is the page's previous session id, if any (the new session's memory briefing
-    already carries what the previous one persisted); `on_event` receives events the session
-    emits outside a turn (idle-time compaction, for instance).
+    already carries what the previous one persisted).
     """
 
-    def __call__(
-        self, resume: str | None, on_event: EventCallback
-    ) -> Awaitable[tuple[str, TurnSession]]: ...
+    def __call__(self, resume: str | None) -> Awaitable[tuple[str, Session]]: ...
 
 
 @dataclass

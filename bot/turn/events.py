@@ -13,6 +13,9 @@ from compaction.events import CompactionEvent, Event
 
 __all__ = ["CompactionEvent", "Event"]  # with the session's own events below
 
+# What a failed turn says instead of an answer (`TurnDone.failed`).
+MODEL_FAILED = "Sorry, something went wrong on my side. Please try again."
+
 
 @dataclass
 class TranscriptEvent(Event):
@@ -161,3 +164,35 @@ class ReminderEvent(Event):
     reminders: list[dict[str, Any]] = field(default_factory=list)  # id, text, due, kind
     # Said on the device the user last spoke from; shown here without being said.
     elsewhere: bool = False
+
+
+@dataclass
+class Notice(Event):
+    """For the front end itself, never shown on a page: what the session tells the front end
+    that drives it (`bot.turn.inbox`)."""
+
+    type: ClassVar[str] = "notice"
+
+
+@dataclass
+class RemindersDue(Notice):
+    """Reminders fell due: say them at the next gap (`SayReminders`)."""
+
+    type: ClassVar[str] = "reminders_due"
+
+
+@dataclass
+class Prepared(Notice):
+    """Ready for a turn of `text` (`Paused`): the state path's spoken answer, "" if none."""
+
+    type: ClassVar[str] = "prepared"
+    text: str
+    spoken: str
+
+
+@dataclass
+class AnswerClosed(Notice):
+    """The last event of the turn `turn_id` (a `Heard` or a `SayReminders`)."""
+
+    type: ClassVar[str] = "answer_closed"
+    turn_id: str

@@ -4,8 +4,8 @@ idle-time compaction.
 Both run only while no turn is in flight, as one task that the next turn cancels. The model's
 time belongs to the user: when they start to speak or type (`stop`), an evaluation stops at
 its next batch, what it evaluated is kept, and the rest is done in the next idle time. Idle
-work first waits for the front end's answer to begin sounding (`FrontEnd.answer_begun`), since
-it would take the cores the first spoken sentence needs.
+work first waits for the answer to begin sounding (`wait_for`: the front end's `Sounding`),
+since it would take the cores the first spoken sentence needs.
 
 What was said is written as episodes with no embedding (`memory.episodes`), so writing a turn
 never waits on the embedding model; `remember` embeds them here, a batch at a time, before
@@ -46,6 +46,7 @@ class IdleWork:
         compacted: Callable[[CompactionEvent], CompactionEvent],
         warm_up_enabled: bool,
         remember: Callable[[], bool] | None = None,
+        wait_for: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self.conv = conv
         self.ledger = ledger
@@ -57,8 +58,8 @@ class IdleWork:
         self.warm_up_enabled = warm_up_enabled
         # Embeds one batch of what was said (blocking); True while more is left.
         self.remember = remember
-        # What idle work waits for first (the front end's answer beginning to sound).
-        self.wait_for: Callable[[], Awaitable[None]] | None = None
+        # What idle work waits for first (the answer's first sound, where one is said).
+        self.wait_for = wait_for
         self._task: asyncio.Task[None] | None = None
         self._stop = threading.Event()
         # Set until the warm-up has run to its end: a turn that stopped it leaves the rest to

@@ -208,9 +208,7 @@ class TracePlayer:
         )
         # Called with each compaction event as it happens (tier 3's on close) and the session.
         self.on_compaction: list[Callable[[CompactionEvent, Session], None]] = []
-        self.session: Session = self.runtime.open_session(
-            meta={"front_end": front_end}, on_event=self._emitted
-        )
+        self.session: Session = self.runtime.open_session(meta={"front_end": front_end})
         for group in dict.fromkeys(g for n in names if (t := tools.get(n)) and (g := t.group)):
             self.session.tools.load(group)
         self.records: list[TurnRecord] = []
@@ -224,6 +222,7 @@ class TracePlayer:
     async def turn(self, *, idle: bool = True) -> TurnRecord:
         """Play the next recorded turn; with `idle`, wait for its idle-time work too (without,
         the next turn cancels that work the way a user speaking does)."""
+        self._emitted()  # idle work of the turn before, ended by this one
         recorded = self.turns[self._next]
         self._next += 1
         session = self.session
@@ -244,6 +243,7 @@ class TracePlayer:
                 self._compacted(event)
         if idle:
             await session.wait_idle()
+        self._emitted()
         usage = session.usage()
         rec.used, rec.fraction, rec.by_component = (
             usage.total,
@@ -281,16 +281,19 @@ class TracePlayer:
     async def close(self) -> list[CompactionEvent]:
         """End the session (tier 3 through the hooks) and the runtime; the store stays open."""
         if not self.session.closed:
+            self._emitted()
             self.disconnect_events = await self.session.close()
             for event in self.disconnect_events:
                 self._compacted(event)
         await self.runtime.close()
         return self.disconnect_events
 
-    def _emitted(self, event: Event) -> None:
-        """Events the session sends outside a turn: idle-time compactions."""
-        if isinstance(event, CompactionEvent):
-            self._compacted(event)
+    def _emitted(self) -> None:
+        """Events the session said outside a turn (its outbox): idle-time compactions."""
+        while not self.session.outbox.empty():
+            event = self.session.outbox.get_nowait()
+            if isinstance(event, CompactionEvent):
+                self._compacted(event)
 
     def _compacted(self, event: CompactionEvent) -> None:
         for observe in self.on_compaction:

@@ -6,9 +6,14 @@ the answer. Every front end (the voice page, `chat`, `ask`, replay) drives this 
 Compaction hooks run before each model call (`model_turn`), after the turn, and in idle time
 between turns (a background task the next turn cancels). A front end ends a turn early through
 `cancel(delivered)` (barge-in: keep only what was heard, marked interrupted) or
-`stop(kept)` (its budget is reached: the text up to the cut is the answer). A front end that
-says things aloud subscribes (`attach`) to hear when reminders fall due and to hold idle-time
-model work until its answer's first sound is out.
+`stop(kept)` (its budget is reached: the text up to the cut is the answer).
+
+A front end that runs beside the session (the voice connection, the terminal chat) drives it
+through one inbox (`send`, with the commands of `bot.turn.inbox`) and reads everything the
+session says from one outbox (`outbox`): each turn's events ending with `AnswerClosed`, and
+what comes between turns (reminders due, idle-time compactions, reminders said on another
+device). Nothing in the session calls back into a front end. `handle_text` is the same turn
+for an in-process caller that reads the events itself (`ask`, replay, tests).
 """
 
 from __future__ import annotations
@@ -22,23 +27,39 @@ from typing import TYPE_CHECKING, Any
 
 from bot.turn.answers import TO_MODEL, AnswerChain, Answered, Decision, Resume
 from bot.turn.events import (
+    MODEL_FAILED,
+    AnswerClosed,
     CompactionEvent,
     ContextMeter,
     ErrorEvent,
     Event,
     LatencyEvent,
+    Prepared,
     ReminderEvent,
+    RemindersDue,
     StateAnswer,
     TurnDone,
 )
 from bot.turn.idle import IdleWork
+from bot.turn.inbox import (
+    Amend,
+    Command,
+    Enough,
+    Interrupt,
+    Paused,
+    SayReminders,
+    Sounding,
+    Turn,
+    UserActive,
+    UserMessage,
+)
 from bot.turn.interruption import amend_interrupted
 from bot.turn.model_turn import model_turn
 from bot.turn.noticing import note_stated
 from bot.turn.record import Recorder
 from bot.turn.reminders import announcement, listed, say_unheard
 from bot.turn.speculation import Ahead
-from bot.turn.turn_context import FrontEnd, ModelHost, TurnContext, TurnControl
+from bot.turn.turn_context import ModelHost, TurnContext, TurnControl
 from context.assembler import Assembler, Assembly, ContextOverflowError, Request
 from context.conversation import Conversation, neutralize
 from context.envelope import Manifest
@@ -57,7 +78,8 @@ if TYPE_CHECKING:
     from memory.store import Store
     from models.base import LLM, Embedder
 
-MODEL_FAILED = "Sorry, something went wrong on my side. Please try again."
+# After a barge-in the turn gets this long to wind down before it is cancelled.
+CANCEL_GRACE_S = 2.0
 # Episodes embedded per step of idle work: about a third of a second on a 2-core CPU.
 REMEMBER_BATCH = 64
 log = logging.getLogger(__name__)
@@ -80,7 +102,6 @@ class Session:
         llm: LLM,
         embedder: Callable[[], Embedder | None],
         chain: AnswerChain,
-        on_event: Callable[[Event], None] | None = None,
         record_metrics: bool = True,
     ) -> None:
         self.host = host
@@ -94,7 +115,6 @@ class Session:
         self.llm = llm
         self.embedder = embedder
         self.chain = chain
-        self.on_event = on_event
         # Off where the front end stores its own end-to-end timings under the same turn id.
         self.record_metrics = record_metrics
         self.id = conv.session_id
@@ -102,7 +122,20 @@ class Session:
         self.last_assembly: Assembly | None = None
         self.compactions: list[CompactionEvent] = []
         self.closed = False
-        self.front_end: FrontEnd | None = None
+        # Everything the session says to a front end that runs beside it (`send`).
+        self.outbox: asyncio.Queue[Event] = asyncio.Queue()
+        self._turns: asyncio.Queue[Turn] = asyncio.Queue()
+        self._taking: asyncio.Task[None] | None = None  # takes `_turns` one at a time
+        self._current: asyncio.Task[None] | None = None  # the turn being taken
+        self._aside: set[asyncio.Task[Any]] = set()  # preparations, grace timers
+        self._running: str | None = None  # the id of the turn being answered
+        # Turns sent and not begun, and those of them interrupted already (what was heard).
+        self._waiting: set[str] = set()
+        self._cut_ahead: dict[str, str | None] = {}
+        # Set while no answer waits for its first sound (a voiced turn clears it until the
+        # front end sends `Sounding`): idle-time model work waits for it.
+        self._sounding = asyncio.Event()
+        self._sounding.set()
         # Approval-gated tools the user allowed for the rest of this session.
         web = settings.tools.web_approval
         self.allowed: set[str] = set(WEB_TOOLS) if web == "never_ask" else set()
@@ -121,14 +154,77 @@ class Session:
             compacted=self.record_compaction,
             warm_up_enabled=settings.context.warm_up,
             remember=self._remember,
+            wait_for=self._sounding.wait,
         )
         self.started_at = utc_now()
 
-    def attach(self, front_end: FrontEnd) -> None:
-        """A front end that speaks: told when reminders fall due, and idle-time model work
-        waits for its answer's first sound."""
-        self.front_end = front_end
-        self.background.wait_for = front_end.answer_begun
+    # --- the inbox ----------------------------------------------------------------------
+
+    def send(self, command: Command) -> None:
+        """A front end's one way in (`bot.turn.inbox`): a turn waits for the one before it
+        and its events go to `outbox`, closed by `AnswerClosed`; a control acts now."""
+        if self.closed:
+            return
+        if isinstance(command, UserMessage | SayReminders):
+            self._waiting.add(command.turn_id)
+            self._turns.put_nowait(command)
+            if self._taking is None:
+                self._taking = asyncio.create_task(self._take_turns())
+        elif isinstance(command, Interrupt):
+            if command.turn_id == self._running:
+                self.cancel(command.delivered)
+                if self._current is not None:  # one that does not wind down is cancelled
+                    self._aside_task(_cancel_after(self._current, CANCEL_GRACE_S))
+            elif command.turn_id in self._waiting:  # not begun yet: cut as it begins
+                self._cut_ahead[command.turn_id] = command.delivered
+        elif isinstance(command, Enough):
+            if command.turn_id == self._running:
+                self.stop(command.kept, command.reason)
+        elif isinstance(command, Amend):
+            if self.amend_interrupted(command.turn_id, command.delivered):
+                done = TurnDone(command.turn_id, command.delivered, command.path, interrupted=True)
+                self.outbox.put_nowait(done)
+        elif isinstance(command, Sounding):
+            self._sounding.set()
+        elif isinstance(command, UserActive):
+            self.yield_model()
+        elif isinstance(command, Paused):
+            self._aside_task(self._prepare_for(command.text))
+
+    async def _take_turns(self) -> None:
+        while True:
+            turn = await self._turns.get()
+            self._current = asyncio.create_task(self._take(turn))
+            await asyncio.wait({self._current})  # a turn cancelled after its grace is over too
+            self._current = None
+            self._waiting.discard(turn.turn_id)
+            self._cut_ahead.pop(turn.turn_id, None)
+            self.outbox.put_nowait(AnswerClosed(turn.turn_id))
+
+    async def _take(self, turn: Turn) -> None:
+        try:
+            if isinstance(turn, SayReminders):
+                for event in await self.announce(turn.turn_id):
+                    self.outbox.put_nowait(event)
+                return
+            if turn.voiced:
+                self._sounding.clear()
+            async for event in self.handle_text(
+                turn.text, turn_id=turn.turn_id, tool_choice=turn.tool_choice
+            ):
+                self.outbox.put_nowait(event)
+        except Exception as exc:
+            log.exception("turn %s failed", turn.turn_id)
+            self.outbox.put_nowait(ErrorEvent(f"the turn failed: {exc}", where="session"))
+
+    async def _prepare_for(self, text: str) -> None:
+        spoken = await self.prepare(text)
+        self.outbox.put_nowait(Prepared(text, spoken or ""))
+
+    def _aside_task(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._aside.add(task)
+        task.add_done_callback(self._aside.discard)
 
     # --- views --------------------------------------------------------------------------
 
@@ -210,6 +306,10 @@ class Session:
             self.control = TurnControl()
             turn_no = self.conv.turn + 1
             turn_id = turn_id or f"{self.id}-t{turn_no}"
+            self._running = turn_id
+            self._waiting.discard(turn_id)
+            if turn_id in self._cut_ahead:
+                self.control.cancel(self._cut_ahead.pop(turn_id))
             t0 = time.perf_counter()
             user_id = self.log("user", text, turn_id, role="user", meta={"turn": turn_no})
             # A mood the user states about themselves, in their own words (`memory.mood`).
@@ -244,6 +344,7 @@ class Session:
                 note_stated(self.store, self.id, turn_id, user_id, text)
             for ev in await self.hooks.after_turn(self.conv, self.ledger):
                 yield self.record_compaction(ev, turn_id)
+            self._running = None
         self.background.schedule()
 
     async def prepare(self, text: str) -> str | None:
@@ -364,8 +465,8 @@ class Session:
 
     def reminders_due(self) -> None:
         """The scheduler fired reminders: the front end says them at its next gap."""
-        if self.front_end is not None and not self.closed:
-            self.front_end.reminders_due()
+        if not self.closed:
+            self.outbox.put_nowait(RemindersDue())
 
     async def announce(self, turn_id: str = "") -> list[Event]:
         """Say every fired reminder no one has heard yet: logged and kept in the conversation
@@ -411,8 +512,8 @@ class Session:
             return False
 
     def _emit(self, event: Event) -> None:
-        if self.on_event is not None:
-            self.on_event(event)
+        if not self.closed:
+            self.outbox.put_nowait(event)
 
     async def idle(self) -> list[CompactionEvent]:
         """Run idle-time work now and wait for it (replay, tests, an explicit pause)."""
@@ -449,6 +550,8 @@ class Session:
         # that tier 3 may want; it stops at its next batch.
         self.stop_background()
         await self.background.cancel()
+        for task in [t for t in (self._taking, self._current) if t is not None] + [*self._aside]:
+            task.cancel()
         async with self._lock:
             events = [
                 self.record_compaction(ev)
@@ -456,9 +559,12 @@ class Session:
             ]
         with contextlib.suppress(Exception):
             self.store.sessions.end(self.id)
-        # The front end is gone with its connection; nothing here may keep it reachable.
-        self.front_end = None
-        self.on_event = None
-        self.background.wait_for = None
         self.host.ended(self)
         return events
+
+
+async def _cancel_after(task: asyncio.Task[None], delay: float) -> None:
+    """Cancel `task` unless it has ended within `delay` seconds."""
+    await asyncio.wait({task}, timeout=delay)
+    if not task.done():
+        task.cancel()

@@ -3,8 +3,7 @@
 `TurnContext` is one model turn's inputs: the conversation, its ledger and assembler, the
 model, the store, the tools, compaction's hooks, and how the front end ends the turn early
 (`TurnControl`). The session builds one per turn; the model path and its tool rounds see
-nothing else of the session. `ModelHost` is what a session asks of the runtime that serves it,
-and `FrontEnd` what a front end that speaks subscribes to (`Session.attach`).
+nothing else of the session. `ModelHost` is what a session asks of the runtime that serves it.
 """
 
 from __future__ import annotations
@@ -39,17 +38,6 @@ class ModelHost(Protocol):
 
     def ended(self, session: Any) -> None:
         """The session closed: the host lets go of it."""
-
-
-class FrontEnd(Protocol):
-    """What a front end that speaks subscribes to (`Session.attach`)."""
-
-    def reminders_due(self) -> None:
-        """Reminders fell due: say them at the next gap (`Session.announce`)."""
-
-    async def answer_begun(self) -> None:
-        """Returns once the answer's first sound is out: idle-time model work waits for it,
-        since it would take the cores the first sentence needs."""
 
 
 @dataclass

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import av
@@ -73,8 +72,9 @@ class SpeechTrack(PacedAudioTrack):
         self.last_stop_ms: float | None = None  # clear() → the next frame sent (silence)
         # Paused (the user may be talking over Annie): silence goes out, the queue waits.
         self.paused = False
-        # Told of every frame as it goes out (None: silence), for telling echo (`bot.voice.echo`).
-        self.on_sent: Callable[[Int16 | None], None] | None = None
+        # Every frame as it goes out (its time, and None for silence): the echo reference
+        # hearing reads (`bot.voice.echo`). Bounded: the oldest goes first when it is full.
+        self.sent: asyncio.Queue[tuple[float, Int16 | None]] | None = None
 
     @property
     def queued_frames(self) -> int:
@@ -89,14 +89,16 @@ class SpeechTrack(PacedAudioTrack):
         if len(self._queue) < self.max_frames:
             self._space.set()
         self.frames_sent += 1
-        if self.on_sent is not None:
-            self.on_sent(None if item is None else item.samples)
+        if self.sent is not None:
+            if self.sent.full():
+                self.sent.get_nowait()
+            self.sent.put_nowait((time.monotonic(), None if item is None else item.samples))
         if item is None:
             return make_frame(self._silence, self._pts)
         self.voiced_frames_sent += 1
         self.last_voiced_sent_at = time.monotonic()
         if item.utterance is not None:
-            item.utterance._frame_sent(item.piece)
+            item.utterance.played(item.piece)
         return make_frame(item.samples, self._pts)
 
     async def put(self, samples: Int16, utterance: Utterance | None = None, piece: int = 0) -> None:
@@ -163,7 +165,6 @@ class Utterance:
     turn_id: str
     tts: TTS
     track: SpeechTrack
-    on_first_frame: Callable[[Utterance], None] | None = None
     pieces: list[_Piece] = field(default_factory=list)
     timing: UtteranceTiming = field(default_factory=UtteranceTiming)
     stopped: bool = False
@@ -242,13 +243,12 @@ class Utterance:
             break
         return " ".join(out)
 
-    def _frame_sent(self, piece: int) -> None:
+    def played(self, piece: int) -> None:
+        """A frame of `piece` went out (the track says so as it sends it): what was heard."""
         now = time.monotonic()
         if self.timing.first_frame_at is None:
             self.timing.first_frame_at = now
             self._begun.set()
-            if self.on_first_frame is not None:
-                self.on_first_frame(self)
         self.timing.last_frame_at = now
         self.pieces[piece].frames_played += 1
         self._maybe_finished()

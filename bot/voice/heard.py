@@ -2,7 +2,8 @@
 
 `UserSpeaking` (background model work stops), `OutputPause` (pause Annie or play on),
 `BargeInHeard` (stop her for good), `WordsSoFar` (a pause's words, to prepare an answer for),
-`TurnHeard` (a finished utterance's words and clock) and `ToPage` (captions, errors, idle).
+`TurnHeard` (a finished utterance's words and clock), `Quiet` (whether anyone is speaking or
+about to, each time that changes) and `ToPage` (captions, errors, idle).
 """
 
 from __future__ import annotations
@@ -50,10 +51,18 @@ class WordsSoFar:
 
 
 @dataclass(frozen=True)
+class Quiet:
+    """The line became quiet (nobody speaking, about to, or waiting for their words to be
+    transcribed), or stopped being so."""
+
+    quiet: bool
+
+
+@dataclass(frozen=True)
 class ToPage:
     """Something the page shows: a caption, a recognition error, the idle state."""
 
     event: Event
 
 
-Heard = UserSpeaking | OutputPause | BargeInHeard | TurnHeard | WordsSoFar | ToPage
+Heard = UserSpeaking | OutputPause | BargeInHeard | TurnHeard | WordsSoFar | Quiet | ToPage

@@ -24,8 +24,11 @@ only the words' model's one pass. Each turn says which rule ended it
 What Hearing finds goes out as typed events on one queue (`events`), which the voice session
 reads: `UserSpeaking`, `OutputPause` (pause or play on), `BargeInHeard` (stop Annie for good),
 `TurnHeard` (the words and the turn's clock) and `ToPage` (captions, errors, the idle state).
-Hearing calls nothing of the session; it only reads what is being said now (`answer`, set by
-the voice session), since whether Annie is speaking decides what a voice at the microphone is.
+Hearing calls nothing of the voice session and holds nothing of it. What flows back to it
+flows as frames on two queues it reads before each microphone frame: `answering` (an
+`Answering` frame whenever an answer begins, first sounds, or ends: whether Annie is speaking
+decides what a voice at the microphone is) and `sent` (every frame audio out sent, with its
+time: the echo reference).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from typing import Any
 from aiortc import MediaStreamTrack
 
 from bot.turn.events import ErrorEvent, Event, TranscriptEvent, VoiceState
+from bot.voice.audio_convert import Int16
 from bot.voice.audio_in import AudioInput
 from bot.voice.barge_in import Barge, BargeInDetector
 from bot.voice.echo import EchoCheck
@@ -61,6 +65,7 @@ from bot.voice.heard import (
     BargeInHeard,
     Heard,
     OutputPause,
+    Quiet,
     ToPage,
     TurnHeard,
     UserSpeaking,
@@ -68,13 +73,16 @@ from bot.voice.heard import (
 )
 from bot.voice.timing import TurnClock
 from bot.voice.turn_decision import Verdict, decide, worth_words
-from bot.voice.types import ActiveTurn, VoiceStats, new_turn_id
+from bot.voice.types import Answering, VoiceStats, new_turn_id
 from config import Settings
 from models.base import STT, VAD, Pcm, Transcript
 from models.turn import TurnDetector
 from models.words_turn import WordsTurn
 
 log = logging.getLogger(__name__)
+
+# Sent frames kept for the echo check while no microphone frame reads them: 2 s of audio.
+SENT_KEPT = 100
 
 
 @dataclass
@@ -110,12 +118,15 @@ class Hearing:
         self.words = words if semantic and settings.vad.turn_words else None
         self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad, semantic=semantic))
         self.barge = BargeInDetector.from_settings(settings.vad)
-        # What Annie sent, to tell her echo from the user (`SpeechTrack.on_sent` feeds it).
+        # What Annie sent, to tell her echo from the user (fed from `sent`).
         self.echo = EchoCheck(threshold=settings.vad.barge_in_echo_db)
         self._mic_ms = 0.0
         self.events: asyncio.Queue[Heard] = asyncio.Queue()
-        # The answer being said now (set by the voice session), or None.
-        self.answer: ActiveTurn | None = None
+        # Frames in: the answer's state, and the frames audio out sent (time, samples; None
+        # for silence), bounded to the echo check's reach when no microphone reads them.
+        self.answering: asyncio.Queue[Answering] = asyncio.Queue()
+        self.sent: asyncio.Queue[tuple[float, Int16 | None]] = asyncio.Queue(SENT_KEPT)
+        self._answer = Answering()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._input: AudioInput | None = None
         self._partial_task: asyncio.Task[None] | None = None
@@ -131,6 +142,7 @@ class Hearing:
         self._verdict_ms = 0.0
         # Utterances heard but not yet handed on as a turn (being transcribed).
         self.pending = 0
+        self._was_quiet = True  # as last reported (`Quiet`)
 
     @property
     def dropped_ms(self) -> float:
@@ -141,6 +153,11 @@ class Hearing:
     def quiet(self) -> bool:
         """Nobody is speaking, about to, or waiting for their words to be transcribed."""
         return self.pending == 0 and self.endpointer.phase is Phase.SILENCE
+
+    def _report_quiet(self) -> None:
+        if self.quiet != self._was_quiet:
+            self._was_quiet = self.quiet
+            self._emit(Quiet(self._was_quiet))
 
     def attach(self, track: MediaStreamTrack) -> None:
         if self._input is not None:
@@ -170,12 +187,18 @@ class Hearing:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _active(self) -> ActiveTurn | None:
-        return self.answer
+    def _take_frames(self) -> None:
+        """What flowed back since the last microphone frame: the answer's state, and the
+        frames sent (the echo reference), in order."""
+        while not self.answering.empty():
+            self._answer = self.answering.get_nowait()
+        while not self.sent.empty():
+            at, samples = self.sent.get_nowait()
+            self.echo.sent(samples, at)
 
     def _on_vad_frame(self, frame: Pcm, probability: float) -> None:
-        active = self._active()
-        playing = active.utterance.playback_ms() if active and not active.interrupted else None
+        self._take_frames()
+        playing = self._answer.playback_ms(time.monotonic())
         self._mic_ms += FRAME_MS
         self.echo.heard(frame, self._mic_ms)
         voice = probability
@@ -207,8 +230,9 @@ class Hearing:
                 self._paused(event)
             elif isinstance(event, SpeechResumed):
                 self._resumed()
-            elif isinstance(event, SpeechDiscarded) and self._active() is None:
+            elif isinstance(event, SpeechDiscarded) and not self._answer.turn_id:
                 self._send(VoiceState("idle"))
+        self._report_quiet()
         self._maybe_partial()
 
     def _echo(self) -> bool:
@@ -228,8 +252,7 @@ class Hearing:
         speculation, self._speculation = self._speculation, None
         self.stats.ended_by[event.rule] = self.stats.ended_by.get(event.rule, 0) + 1
         now = time.monotonic()
-        active = self._active()
-        if active is not None and active.utterance.playback_ms() and not active.interrupted:
+        if self._answer.playback_ms(now):
             # Heard while Annie spoke and too short to count as a barge-in: her own
             # voice leaking through the microphone, most likely.
             self.stats.echo_utterances_ignored += 1
@@ -371,6 +394,7 @@ class Hearing:
             await work
         finally:
             self.pending -= 1
+            self._report_quiet()
 
     async def _utterance(
         self,
@@ -402,7 +426,8 @@ class Hearing:
         text = transcript.text.strip()
         log.info("heard %.2f s of speech as %r", pcm.size / 16000, text)
         if not text:
-            if self._active() is None:
+            self._take_frames()
+            if not self._answer.turn_id:
                 self._send(VoiceState("idle"))
             return
         self._send(TranscriptEvent(text, final=True, ended_by=rule))

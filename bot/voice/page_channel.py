@@ -73,6 +73,7 @@ class PageChannel:
         # features add messages without this class knowing them.
         self.handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {}
         self._channel: Channel | None = None
+        self.opened = asyncio.Event()  # set once a channel is open
         self._outbox: list[str] = []
         self._shown: str | None = None  # the approval id the page shows ("" none)
         self._queue: deque[dict[str, Any]] = deque()
@@ -85,12 +86,15 @@ class PageChannel:
 
         @channel.on("open")
         def _open() -> None:
+            self.opened.set()
             self._flush()
 
         @channel.on("message")
         def _message(message: object) -> None:
             self.receive(message, spawn)
 
+        if self.is_open:
+            self.opened.set()
         self._flush()
 
     def receive(self, message: object, spawn: Callable[[Awaitable[None]], object]) -> None:

@@ -3,8 +3,8 @@
 Piper takes 200-400 ms on a small CPU to give a sentence's first audio, and the user hears that
 as silence after their question. Two kinds of text are synthesized before they are needed:
 fixed phrases the state path says often ("Nothing needs you right now."), once at start-up,
-and the answer prepared while the user pauses (`bot.voice.session`: the speculative
-transcript's state answer). `PreparedVoice` wraps the real voice: a piece that was prepared,
+and the answer prepared while the user pauses (`Preparer`: the speculative transcript's state
+answer). `PreparedVoice` wraps the real voice: a piece that was prepared,
 or is being prepared, plays from here (joining a synthesis still under way, never starting a
 second); any other text is synthesized as usual. Audio is keyed by the exact text of the
 piece, so a preparation for words the user did not finish with is never heard; it ages out.
@@ -19,10 +19,9 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.turn.session import MODEL_FAILED
+from bot.turn.events import MODEL_FAILED
 from bot.turn.speculation import same_words
 from bot.voice.spoken import NOTICES, REST_ON_PAGE, holds_id, spoken_pieces
-from bot.voice.types import TurnSession
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE
 from models.base import TTS, AudioChunk
 
@@ -157,24 +156,27 @@ class PreparedVoice(TTS):
 
 class Preparer:
     """One connection's answers prepared during the user's pauses (`Hearing`'s `WordsSoFar`):
-    the session gets ready for the words (`Session.prepare`), and a state answer's first
-    pieces are synthesized; `outcome` tells a turn whether it was prepared for."""
+    the conversation gets ready for the words (the voice session sends it `Paused`), and the
+    first pieces of the state answer it gives back (`Prepared`) are synthesized; `outcome`
+    tells a turn whether it was prepared for."""
 
-    def __init__(self, session: TurnSession, voice: PreparedVoice) -> None:
-        self.session = session
+    def __init__(self, voice: PreparedVoice) -> None:
         self.voice = voice
         self.words: str | None = None
         self.hits = 0
         self.misses = 0
 
-    async def pause(self, text: str) -> None:
+    def pause(self, text: str) -> None:
         """The user paused after `text`; the turn may end with these words."""
         if self.words is not None and not same_words(self.words, text):
             self.misses += 1  # prepared for an earlier pause: the user went on
         self.words = text
-        said = await self.session.prepare(text)
-        if said and self.words == text:
-            self.voice.prepare(spoken_pieces(said)[:AHEAD_PIECES])
+
+    def prepared(self, text: str, spoken: str) -> None:
+        """The conversation is ready for `text`, and says `spoken` to it ("": the model will
+        answer): its first pieces are synthesized, unless the user has gone on since."""
+        if spoken and self.words == text:
+            self.voice.prepare(spoken_pieces(spoken)[:AHEAD_PIECES])
 
     def outcome(self, text: str) -> str:
         """A turn begins with `text`: "hit" when it was prepared for, "miss" when something

@@ -1,16 +1,27 @@
-"""One voice connection: microphone frames in, the session loop in the middle, speech out.
+"""One voice connection: microphone frames in, the conversation in the middle, speech out.
 
-Microphone frames go to `Hearing` (endpointing, barge-in, transcription), which reports what
-it heard as typed events on its queue (`_listen` reads them). A finished utterance's
-transcript is handed to the conversation `Session` as a turn; the
-events it yields go to the page unchanged, and its streamed text goes through `bot.voice.spoken`
-(the spoken budget; code, lists and links stay on the page) into an `Utterance` (Piper →
-48 kHz → the paced track); at the budget the session is told to stop generating. Typed text
-from the page takes the same path without the recognizer, and so do the page's Approve and
-Deny buttons (`bot.voice.page_channel`: a typed "yes" or "no"). Turns run one at a time: a new
-one interrupts the one in flight. On barge-in the queued audio is dropped at once, the
-session is told what was actually heard, and its generation is cancelled. Closing the
-connection closes the session, which persists it (tier 3).
+The connection joins three parts by queues of typed frames, and holds nothing else of them:
+
+- **hearing** (`bot.voice.hearing`) reads the microphone and reports what it found on its
+  `events` queue (`_listen` reads them): the user speaking, a likely voice over Annie's
+  (pause) or a sure one (barge-in), a pause's words, a finished utterance, the line quiet.
+  What flows back to it flows as frames too: `Answering` (an answer in progress, audible
+  since when) and every frame audio out sent (the echo reference);
+- **the conversation** (`bot.turn.session.Session`, seen as a `Line`) takes commands on one
+  inbox (`bot.turn.inbox`: the user's message, a barge-in, the budget reached, the first
+  sound out, a gap to say reminders in) and says everything on one outbox (`_converse` reads
+  it): each turn's events, closed by `AnswerClosed`, and what comes between turns;
+- **what is said** (`bot.voice.spoken`: the spoken budget; code, lists and links stay on the
+  page) goes into an `Utterance` (Piper → 48 kHz → the paced `SpeechTrack`), whose first
+  frame out is awaited (`begun`), never called back.
+
+Events go to the page unchanged. Typed text from the page takes the same path without the
+recognizer, and so do the page's Approve and Deny buttons (`bot.voice.page_channel`: a typed
+"yes" or "no"). A new turn interrupts the one in flight. On barge-in the queued audio is
+dropped at once and the conversation is told what was actually heard (`Interrupt`); it stops
+generating, and cancels a turn that does not wind down in time. Reminders that fall due are
+said at the next gap, which `GapWaiter` finds from the changes it is told of. Closing the
+connection closes the conversation, which persists it (tier 3).
 """
 
 from __future__ import annotations
@@ -24,18 +35,38 @@ from typing import Any
 from aiortc import MediaStreamTrack
 
 from bot.turn.events import (
+    AnswerClosed,
     ErrorEvent,
     Event,
     LatencyEvent,
+    Notice,
+    Prepared,
+    ReminderEvent,
+    RemindersDue,
     StateAnswer,
+    TableEvent,
     TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
     TurnDone,
     VoiceState,
 )
+from bot.turn.inbox import (
+    Amend,
+    Enough,
+    Interrupt,
+    Paused,
+    SayReminders,
+    Sounding,
+    UserActive,
+    UserMessage,
+)
 from bot.voice.audio_out import SpeechTrack, Utterance
+from bot.voice.chunker import SentenceChunker
 from bot.voice.heard import (
     BargeInHeard,
     OutputPause,
+    Quiet,
     TurnHeard,
     UserSpeaking,
     WordsSoFar,
@@ -43,15 +74,15 @@ from bot.voice.heard import (
 from bot.voice.hearing import Hearing
 from bot.voice.page_channel import PageChannel
 from bot.voice.prepared import PreparedVoice, Preparer
-from bot.voice.reminders import GapWaiter, say_reminders
+from bot.voice.reminders import GapWaiter
 from bot.voice.spoken import for_turn
 from bot.voice.timing import MetricsSink, TurnClock
 from bot.voice.types import (
     ActiveTurn,
+    Answering,
     BargeIn,
-    TurnSession,
+    Line,
     VoiceStats,
-    cancel_after,
     new_turn_id,
     wait_or_cancel,
 )
@@ -63,16 +94,20 @@ from models.words_turn import WordsTurn
 
 log = logging.getLogger(__name__)
 
-# After a barge-in the session gets this long to wind its turn down before it is cancelled.
-_CANCEL_GRACE_S = 2.0
+__all__ = ["Line", "MetricsSink", "VoiceSession"]
+
+# How long closing waits for the turn in flight to wind down.
+_CLOSE_GRACE_S = 2.0
 
 
 class VoiceSession:
-    """Glue for one peer connection; the server creates it and calls `close()` on disconnect."""
+    """Glue for one peer connection; the server creates it and calls `close()` on disconnect.
+
+    `tools`: the names a typed message may require its answer to call first."""
 
     def __init__(
         self,
-        session: TurnSession,
+        line: Line,
         *,
         session_id: str,
         settings: Settings,
@@ -84,8 +119,9 @@ class VoiceSession:
         turn: TurnDetector | None = None,
         voice: PreparedVoice | None = None,
         words: WordsTurn | None = None,
+        tools: frozenset[str] = frozenset(),
     ) -> None:
-        self.session = session
+        self.line = line
         self.session_id = session_id
         self.settings = settings
         self.stt = stt
@@ -97,28 +133,30 @@ class VoiceSession:
         self.stats = VoiceStats()
         self.page = PageChannel(
             on_text=self.submit_text,
-            tools=self._tool_names,
+            tools=lambda: set(tools),
             on_interrupt=self.interrupt,
             approvals=approvals,
             session_id=session_id,
         )
         self.on_event = self.page.listeners
-        self.ahead = Preparer(session, self.tts)
+        self.ahead = Preparer(self.tts)
         self._active: ActiveTurn | None = None
+        # Turns whose events are still coming from the conversation, by id.
+        self._open: dict[str, ActiveTurn] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._turn_lock = asyncio.Lock()
         self._closed = False
         self.closed = asyncio.Event()
         self.hearing = Hearing(settings, stt, vad, stats=self.stats, turn=turn, words=words)
-        self._listening = self._spawn(self._listen())
+        self.output.sent = self.hearing.sent  # the echo reference flows back as frames
+        self._quiet = True  # as hearing last reported
         # Turns heard and handed on, not yet begun: they count as busy (no reminder first).
         self._starting = 0
-        self.output.on_sent = self.hearing.echo.sent
         # Reminders: due ones are said at the next gap; utterances heard but not yet
         # answered count as busy, so Annie never starts a reminder before her answer.
         self.gaps = GapWaiter(self.busy, self._start_announcement, self._spawn)
         self.reminders_spoken: list[tuple[str, float]] = []  # (turn id, wall time of 1st frame)
-        session.attach(self)
+        self._listening = self._spawn(self._listen())
+        self._conversing = self._spawn(self._converse())
 
     @property
     def input_dropped_ms(self) -> float:
@@ -131,8 +169,19 @@ class VoiceSession:
         return self._active
 
     def _set_active(self, turn: ActiveTurn | None) -> None:
-        # Hearing reads it: whether Annie is speaking decides what a voice at the mic is.
-        self._active = self.hearing.answer = turn
+        self._active = turn
+        self._tell_hearing()
+        self.gaps.changed()
+
+    def _tell_hearing(self) -> None:
+        """Hearing learns what Annie is doing as a frame: whether a voice at the microphone
+        is the user's over her answer or her own echo depends on it."""
+        turn = self._active
+        audible = None
+        if turn is not None and not turn.interrupted and not turn.utterance.finished:
+            audible = turn.utterance.timing.first_frame_at
+        frame = Answering(turn.clock.turn_id if turn is not None else "", audible)
+        self.hearing.answering.put_nowait(frame)
 
     # --- wiring -----------------------------------------------------------------------------
 
@@ -141,7 +190,13 @@ class VoiceSession:
 
     def attach_channel(self, channel: Any) -> None:
         self.page.attach(channel, self._spawn)
-        self.reminders_due()  # a page is here: reminders that waited come first
+        self._spawn(self._page_opened())
+
+    async def _page_opened(self) -> None:
+        await self.page.opened.wait()
+        # A page is here: reminders that fell due while no one was come first.
+        self.gaps.request()
+        self.gaps.changed()
 
     def send(self, event: Event | dict[str, Any]) -> None:
         self.page.send(event)
@@ -153,8 +208,9 @@ class VoiceSession:
     # --- audio in ---------------------------------------------------------------------------
 
     async def _listen(self) -> None:
-        """What hearing found, in order. Each is handled at once; a heard turn starts as a task
-        of its own, so a pause or a barge-in that follows is never queued behind it."""
+        """What hearing found, in order. Each is handled at once: a turn is handed to the
+        conversation and spoken by a task of its own, so a pause or a barge-in that follows
+        is never queued behind it."""
         while True:
             heard = await self.hearing.events.get()
             if isinstance(heard, OutputPause):
@@ -164,24 +220,29 @@ class VoiceSession:
             elif isinstance(heard, UserSpeaking):
                 # Work that needs the model (warm-up, idle-time summaries) stops now, so
                 # recognizing the user's words has the cores.
-                self.session.yield_model()
+                self.line.send(UserActive())
                 if self._active is None:
                     self.send(VoiceState("listening"))
             elif isinstance(heard, WordsSoFar):
                 if self._active is None:  # not a pause in a barge-in over Annie's answer
-                    self._spawn(self.ahead.pause(heard.text))
+                    self.ahead.pause(heard.text)
+                    self.line.send(Paused(heard.text))
             elif isinstance(heard, TurnHeard):
                 heard.clock.prepared = self.ahead.outcome(heard.text)
                 self._starting += 1
                 self._spawn(self._start_heard(heard))
+            elif isinstance(heard, Quiet):
+                self._quiet = heard.quiet
             elif not (isinstance(heard.event, VoiceState) and self._active is not None):
                 self.send(heard.event)  # an idle state only while nothing is being said
+            self.gaps.changed()
 
     async def _start_heard(self, heard: TurnHeard) -> None:
         try:
             await self.start_turn(heard.text, heard.clock)
         finally:
             self._starting -= 1
+            self.gaps.changed()
 
     # --- turns ------------------------------------------------------------------------------
 
@@ -191,88 +252,139 @@ class VoiceSession:
         clock = TurnClock(turn_id=new_turn_id(), source="text", origin=time.monotonic())
         await self.start_turn(text, clock, tool_choice)
 
-    def _tool_names(self) -> set[str]:
-        return set(self.session.tool_names())
-
     async def start_turn(self, text: str, clock: TurnClock, tool_choice: str | None = None) -> None:
-        async with self._turn_lock:
-            previous = self._active
-            if previous is not None:
-                self.interrupt("new turn")
-                if previous.task is not None:
-                    await wait_or_cancel(previous.task, _CANCEL_GRACE_S)
-            if self._closed:
-                return
-            utterance = Utterance(clock.turn_id, self.tts, self.output, self._on_first_frame)
-            active = ActiveTurn(clock, utterance)
-            self._set_active(active)
-            active.task = self._spawn(self._run_turn(text, active, tool_choice))
-
-    async def _run_turn(self, text: str, active: ActiveTurn, tool_choice: str | None) -> None:
-        clock = active.clock
-        utterance = active.utterance
+        """Hand `text` to the conversation as a turn and say its answer. The turn before is
+        interrupted; the conversation takes turns in order, so this one's events follow the
+        end of that one's."""
+        if self._active is not None:
+            self.interrupt("new turn")
+        if self._closed:
+            return
+        utterance = Utterance(clock.turn_id, self.tts, self.output)
         # What is said: the spoken budget, no code or lists read out; the page gets it all.
-        spoken = for_turn(self.settings.speech, clock.source)
-        stopped = False
+        active = ActiveTurn(clock, utterance, for_turn(self.settings.speech, clock.source))
+        self._open[clock.turn_id] = active
+        self._set_active(active)
         self.send(VoiceState("thinking", clock.turn_id))
         clock.started = time.monotonic()
+        self.line.send(UserMessage(text, clock.turn_id, tool_choice, voiced=True))
+        active.task = self._spawn(self._speak(active))
+
+    async def _speak(self, active: ActiveTurn) -> None:
+        """The turn's answer to its last frame; what it was, once it ends."""
+        clock = active.clock
+        utterance = active.utterance
+        first_frame = self._spawn(self._first_frame(active))
         try:
-            async for event in self.session.handle_text(
-                text, turn_id=clock.turn_id, tool_choice=tool_choice
-            ):
-                if isinstance(event, LatencyEvent):
-                    # The turn's timing has one owner here: the clock takes the session's
-                    # own stages, and sends them with the voice stages.
-                    clock.session_stages.update(event.stages)
-                    continue
-                self._observe(event, active)
-                self.send(event)
-                if active.interrupted:
-                    continue
-                if isinstance(event, TextDelta):
-                    for piece in spoken.feed(event.text):
-                        utterance.add(piece)
-                    if spoken.cut is not None and not stopped:
-                        # The budget is reached (or it repeats itself): stop generating; the
-                        # text up to the cut is the finished answer.
-                        stopped = True
-                        self.session.stop(spoken.cut.kept, spoken.cut.reason)
-                elif isinstance(event, StateAnswer) or (
-                    isinstance(event, TurnDone) and event.failed
-                ):
-                    # A failed model turn is said aloud too: the user is not left in silence.
-                    said = event.spoken if isinstance(event, StateAnswer) else ""
-                    for piece in spoken.say(said or event.text):
-                        utterance.add(piece)
-            if not active.interrupted:
-                for piece in spoken.flush():
-                    utterance.add(piece)
+            await active.closed.wait()  # every event of the turn has come
             utterance.close()
             await utterance.done()
         except asyncio.CancelledError:
             utterance.stop()
             raise
-        except Exception as exc:
-            log.exception("turn %s failed", clock.turn_id)
-            utterance.stop()
-            self.send(ErrorEvent(f"the turn failed: {exc}", where="session"))
         finally:
+            first_frame.cancel()
+            self._open.pop(clock.turn_id, None)
+            # Idle-time work waited for the first sound; there will be none after this.
+            self.line.send(Sounding())
             clock.interrupted = active.interrupted
             if active.interrupted and active.done is not None and not active.done.interrupted:
-                self._amend(active)
+                # The answer was complete when the user cut in: the conversation keeps what
+                # was heard.
+                self.line.send(Amend(clock.turn_id, active.delivered, clock.path))
             if self._active is active:
                 self._set_active(None)
-                if not self._closed:
+                # An announcement with nothing to say (another device said it) is no turn.
+                said = clock.source != "reminder" or utterance.pieces
+                if said and not self._closed:
                     self.send(VoiceState("idle", clock.turn_id))
             self._finish_turn(clock, utterance)
 
-    async def answer_begun(self) -> None:
-        """Until the answer's first sound has gone out (or it was cut): idle-time model work
-        would take the cores Piper needs for the first sentence, the one the user waits for;
-        the later sentences are synthesized while it plays, far faster than real time."""
-        active = self._active
-        if active is not None:
-            await active.utterance.begun()
+    async def _first_frame(self, active: ActiveTurn) -> None:
+        """The answer's first frame is out: the page and hearing learn it, the conversation's
+        idle-time work may have the cores, and the turn's latency is known."""
+        utterance = active.utterance
+        await utterance.begun()
+        if utterance.timing.first_frame_at is None or self._active is not active:
+            return
+        self._tell_hearing()
+        self.line.send(Sounding())
+        clock = active.clock
+        if clock.source == "reminder":
+            self.reminders_spoken.append((clock.turn_id, time.time()))
+            self.send(VoiceState("speaking", clock.turn_id))
+            return
+        clock.fill_from_utterance(utterance.timing)
+        self.send(VoiceState("speaking", clock.turn_id))
+        self.send(clock.event())
+
+    # --- what the conversation says -----------------------------------------------------------
+
+    async def _converse(self) -> None:
+        """Everything the conversation says, in order: to the page, and what is said of it to
+        the turn's utterance."""
+        while True:
+            event = await self.line.outbox.get()
+            try:
+                self._said(event)
+            except Exception as exc:  # one event must not end the connection's conversation
+                log.exception("handling a %s event failed", event.type)
+                self.send(ErrorEvent(f"the turn failed: {exc}", where="session"))
+
+    def _said(self, event: Event) -> None:
+        if isinstance(event, RemindersDue):
+            self.gaps.request()
+            return
+        if isinstance(event, Prepared):
+            self.ahead.prepared(event.text, event.spoken)
+            return
+        if isinstance(event, AnswerClosed):
+            self._close_answer(event.turn_id)
+            return
+        if isinstance(event, Notice):
+            return
+        turn = self._open.get(_turn_of(event))
+        if isinstance(event, LatencyEvent):
+            if turn is not None:
+                # The turn's timing has one owner here: the clock takes the session's own
+                # stages, and sends them with the voice stages.
+                turn.clock.session_stages.update(event.stages)
+                return
+        elif turn is not None:
+            self._observe(event, turn)
+        self.send(event)
+        if turn is None or turn.interrupted:
+            return
+        spoken = turn.spoken
+        utterance = turn.utterance
+        if isinstance(event, ReminderEvent):
+            chunker = SentenceChunker()
+            for piece in [*chunker.feed(event.text + " "), *chunker.flush()]:
+                utterance.add(piece)
+        elif spoken is None:
+            return
+        elif isinstance(event, TextDelta):
+            for piece in spoken.feed(event.text):
+                utterance.add(piece)
+            if spoken.cut is not None and not turn.budget_reached:
+                # The budget is reached (or it repeats itself): stop generating; the text up
+                # to the cut is the finished answer.
+                turn.budget_reached = True
+                self.line.send(Enough(turn.clock.turn_id, spoken.cut.kept, spoken.cut.reason))
+        elif isinstance(event, StateAnswer) or (isinstance(event, TurnDone) and event.failed):
+            # A failed model turn is said aloud too: the user is not left in silence.
+            said = event.spoken if isinstance(event, StateAnswer) else ""
+            for piece in spoken.say(said or event.text):
+                utterance.add(piece)
+
+    def _close_answer(self, turn_id: str) -> None:
+        turn = self._open.get(turn_id)
+        if turn is None:
+            return
+        if not turn.interrupted and turn.spoken is not None:
+            for piece in turn.spoken.flush():
+                turn.utterance.add(piece)
+        turn.closed.set()
 
     def _observe(self, event: Event, active: ActiveTurn) -> None:
         active.clock.observe(event)
@@ -280,28 +392,15 @@ class VoiceSession:
             active.done = event
             self.page.show_approval()  # the turn may have asked for one, or answered it
 
-    def _on_first_frame(self, utterance: Utterance) -> None:
-        active = self._active
-        if active is None or active.utterance is not utterance:
-            return
-        clock = active.clock
-        clock.fill_from_utterance(utterance.timing)
-        self.send(VoiceState("speaking", clock.turn_id))
-        self.send(clock.event())
-
     def _finish_turn(self, clock: TurnClock, utterance: Utterance) -> None:
+        if clock.source == "reminder":
+            return
         clock.fill_from_utterance(utterance.timing)
         self.stats.turns.append(clock)
         if not self._closed:  # the whole breakdown, the session's stages included
             self.send(clock.event())
         if self.metrics is not None:
             clock.store(self.metrics, self.session_id)
-
-    def _amend(self, active: ActiveTurn) -> None:
-        """The answer was complete when the user cut in: the session keeps what was heard."""
-        clock = active.clock
-        if self.session.amend_interrupted(clock.turn_id, active.delivered):
-            self.send(TurnDone(clock.turn_id, active.delivered, clock.path, interrupted=True))
 
     def _pause_output(self, paused: bool) -> None:
         """The user's voice is likely (pause) or was a false alarm (play on where it paused)."""
@@ -314,7 +413,7 @@ class VoiceSession:
             self.stats.false_alarms += 1
 
     def interrupt(self, reason: str) -> BargeIn | None:
-        """Stop Annie now: drop queued audio, cancel generation, keep only what was heard."""
+        """Stop Annie now: drop queued audio, tell the conversation what was heard."""
         active = self._active
         if active is None or active.interrupted:
             return None
@@ -324,23 +423,17 @@ class VoiceSession:
         delivered = active.utterance.stop()
         self.output.resume()  # the queue is dropped: the next answer plays from its start
         active.delivered = delivered
+        self._tell_hearing()
         barge = BargeIn(
             active.clock.turn_id, at, delivered, self.output.frames_dropped - dropped_before
         )
         self.stats.barge_ins.append(barge)
         log.info("interrupted turn %s (%s); heard: %r", barge.turn_id, reason, delivered)
         self.send(VoiceState("interrupted", active.clock.turn_id))
-        self.session.cancel(delivered)
-        if active.task is not None:
-            self._spawn(cancel_after(active.task, _CANCEL_GRACE_S))
+        self.line.send(Interrupt(active.clock.turn_id, delivered))
         return barge
 
     # --- reminders --------------------------------------------------------------------------
-
-    def reminders_due(self) -> None:
-        """Reminders fell due: say them at the next gap (`bot.voice.reminders`)."""
-        if not self._closed:
-            self.gaps.request()
 
     def busy(self) -> bool:
         """Not a gap: someone is talking or about to (the user's speech or a candidate start
@@ -349,41 +442,28 @@ class VoiceSession:
         return (
             not self.page.is_open
             or self._active is not None
-            or not self.hearing.quiet
+            or not self._quiet
             or not self.hearing.events.empty()
             or self._starting > 0
         )
 
     async def _start_announcement(self) -> bool:
-        async with self._turn_lock:
-            if self._closed or self.busy():
-                return self._closed
-            clock = TurnClock(turn_id=new_turn_id(), source="reminder", origin=time.monotonic())
-            utterance = Utterance(clock.turn_id, self.tts, self.output, self._on_reminder_frame)
-            active = ActiveTurn(clock, utterance)
-            self._set_active(active)
-            active.task = self._spawn(self._run_announcement(active))
-            return True
-
-    async def _run_announcement(self, active: ActiveTurn) -> None:
-        try:
-            await say_reminders(self.session, active, self.send)
-        finally:
-            if self._active is active:
-                self._set_active(None)
-                if active.utterance.pieces and not self._closed:  # said (or cut off)
-                    self.send(VoiceState("idle", active.clock.turn_id))
-
-    def _on_reminder_frame(self, utterance: Utterance) -> None:
-        self.reminders_spoken.append((utterance.turn_id, time.time()))
-        active = self._active
-        if active is not None and active.utterance is utterance:
-            self.send(VoiceState("speaking", utterance.turn_id))
+        if self._closed or self.busy():
+            return self._closed
+        clock = TurnClock(turn_id=new_turn_id(), source="reminder", origin=time.monotonic())
+        utterance = Utterance(clock.turn_id, self.tts, self.output)
+        active = ActiveTurn(clock, utterance)
+        self._open[clock.turn_id] = active
+        self._set_active(active)
+        self.line.send(SayReminders(clock.turn_id))
+        active.task = self._spawn(self._speak(active))
+        return True
 
     # --- lifecycle --------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Stop everything and close the session (which persists it). Safe to call twice."""
+        """Stop everything and close the conversation (which persists it). Safe to call
+        twice."""
         if self._closed:
             await self.closed.wait()
             return
@@ -394,7 +474,7 @@ class VoiceSession:
             if active is not None:
                 self.interrupt("disconnect")
                 if active.task is not None:
-                    await wait_or_cancel(active.task, _CANCEL_GRACE_S)
+                    await wait_or_cancel(active.task, _CLOSE_GRACE_S)
             await self.hearing.stop()
             for task in list(self._tasks):
                 task.cancel()
@@ -402,7 +482,7 @@ class VoiceSession:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             self.output.stop()
-            await self.session.close()
+            await self.line.close()
         finally:
             self.closed.set()
 
@@ -411,3 +491,23 @@ class VoiceSession:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _turn_of(event: Event) -> str:
+    """The turn an event belongs to ("" for one between turns)."""
+    if isinstance(event, _OF_A_TURN):
+        return event.turn_id
+    return ""
+
+
+_OF_A_TURN = (
+    TextDelta,
+    TurnDone,
+    StateAnswer,
+    ReminderEvent,
+    LatencyEvent,
+    VoiceState,
+    ToolCallEvent,
+    ToolResultEvent,
+    TableEvent,
+)

@@ -1,8 +1,11 @@
-"""The pieces the voice loop is made of: what it needs from a session, what it records.
+"""The pieces the voice loop is made of: the conversation as it sees it, what it records.
 
-`TurnSession` is the part of the conversation session the voice loop drives; `ActiveTurn`
-is the turn being answered and spoken; `VoiceStats` keeps every turn's clock and every
-barge-in for tests and the benchmark.
+`Line` is the conversation as the voice connection sees it: one inbox (`send`, with the
+commands of `bot.turn.inbox`) and one outbox of events; the voice holds nothing else of it.
+`ActiveTurn` is the turn being answered and spoken; `Answering` is the frame that tells
+hearing whether an answer is in progress and since when it is audible (hearing tells the
+user's voice from Annie's by it). `VoiceStats` keeps every turn's clock and every barge-in
+for tests and the benchmark.
 """
 
 from __future__ import annotations
@@ -10,52 +13,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.turn.events import Event, TurnDone
+from bot.turn.inbox import Command
 from bot.voice.audio_out import Utterance
+from bot.voice.spoken import SpokenAnswer
 from bot.voice.timing import TurnClock
 
 
-class TurnSession(Protocol):
-    """What the voice loop needs from the conversation session."""
+class Line(Protocol):
+    """The conversation a voice connection drives (`bot.turn.session.Session`)."""
 
-    def handle_text(
-        self, text: str, *, turn_id: str, tool_choice: str | None = None
-    ) -> AsyncIterator[Event]: ...
+    @property
+    def outbox(self) -> asyncio.Queue[Event]:
+        """Everything the conversation says: each turn's events, closed by `AnswerClosed`,
+        and what comes between turns."""
 
-    def yield_model(self) -> None:
-        """The user started speaking: background model work stops for them."""
+    def send(self, command: Command) -> None:
+        """The one way in: a turn waits its turn, a control acts now."""
 
-    async def prepare(self, text: str) -> str | None:
-        """The user paused after `text`: get ready to answer it, recording nothing; the
-        state path's spoken answer, or None (`bot.turn.speculation`)."""
-
-    def tool_names(self) -> list[str]:
-        """The tools a turn may require by name."""
-
-    def meter(self) -> Event:
-        """The context meter as it stands (shown before the first turn)."""
-
-    def cancel(self, delivered_text: str | None = None) -> None:
-        """Barge-in while the answer is being generated: stop, keep what was heard."""
-
-    def stop(self, kept_text: str, reason: str = "budget") -> None:
-        """The answer reached its budget (or repeats itself): stop generating, keep the text
-        up to the cut as the finished answer."""
-
-    def amend_interrupted(self, turn_id: str, delivered_text: str) -> bool:
-        """Barge-in after the answer was complete: keep what was heard of it."""
-
-    async def close(self) -> Any: ...
-
-    def attach(self, front_end: Any) -> None:
-        """Subscribe a front end: `reminders_due()` when reminders fell due (`announce` says
-        them), and idle-time model work waits for its `answer_begun()`."""
-
-    async def announce(self, turn_id: str = "") -> list[Event]: ...
+    async def close(self) -> Any:
+        """The connection is over: the conversation persists what it holds (tier 3)."""
 
 
 class Channel(Protocol):
@@ -76,10 +56,30 @@ class BargeIn:
 class ActiveTurn:
     clock: TurnClock
     utterance: Utterance
+    # What is said of the answer (the spoken budget; None for a reminder's announcement).
+    spoken: SpokenAnswer | None = None
     task: asyncio.Task[None] | None = None
     interrupted: bool = False
     delivered: str = ""
     done: TurnDone | None = None  # the session's TurnDone, once it came
+    budget_reached: bool = False  # the conversation was told `Enough`
+    # Set at the turn's `AnswerClosed`: every event of it has come.
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(frozen=True)
+class Answering:
+    """To hearing: whether an answer is in progress (`turn_id`, "" for none) and since when
+    it is audible (monotonic; None before its first frame, once it ended or was cut)."""
+
+    turn_id: str = ""
+    audible_since: float | None = None
+
+    def playback_ms(self, now: float) -> float | None:
+        """How long the answer has been audible at `now`, or None."""
+        if self.audible_since is None:
+            return None
+        return (now - self.audible_since) * 1000.0
 
 
 @dataclass
@@ -114,7 +114,3 @@ async def wait_or_cancel(task: asyncio.Task[Any], timeout: float) -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
-
-
-async def cancel_after(task: asyncio.Task[Any], delay: float) -> None:
-    await wait_or_cancel(task, delay)

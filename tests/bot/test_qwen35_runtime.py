@@ -17,8 +17,7 @@ import pytest
 
 from bot.cli import main
 from bot.commands.chat import chat
-from bot.turn.events import ErrorEvent, TurnDone
-from bot.turn.session import MODEL_FAILED
+from bot.turn.events import MODEL_FAILED, ErrorEvent, TurnDone
 from models.base import LLM, Tokenizer
 from models.fakes import ScriptedLLM
 from tests.bot.conftest import collect, make_runtime

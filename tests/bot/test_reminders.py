@@ -15,13 +15,22 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.commands.chat import Terminal, chat
+from bot.commands.chat import chat
 from bot.runtime import Runtime
 from bot.tools.base import ToolContext
 from bot.tools.registry import default_registry
-from bot.turn.events import Event, ReminderEvent, StateAnswer, TurnDone
+from bot.turn.events import (
+    AnswerClosed,
+    Event,
+    ReminderEvent,
+    RemindersDue,
+    StateAnswer,
+    TurnDone,
+)
+from bot.turn.inbox import SayReminders, UserMessage
 from bot.turn.reminder_commands import parse_duration
 from bot.turn.reminders import ReminderScheduler
+from bot.turn.session import Session
 from config import load_settings
 from memory.rows import from_iso, utc_now
 from memory.store import Store
@@ -51,8 +60,7 @@ async def test_the_scheduler_fires_from_the_table_after_a_restart(
     runtime.reminders.poll_s = 30.0  # the wake-up comes from the due time, not from polling
     runtime.reminders.start()
     session = runtime.open_session()
-    woken = asyncio.Event()
-    session.attach(Terminal(woken.set))
+    seen = Seen(session)
     try:
         opening = await session.announce("open")
         first = opening[0]
@@ -61,7 +69,7 @@ async def test_the_scheduler_fires_from_the_table_after_a_restart(
         assert [r["id"] for r in first.reminders] == [missed]
 
         # ...and the one still ahead fires on time, from the table.
-        await asyncio.wait_for(woken.wait(), 10)
+        await wait_until(lambda: seen.told)
         row = runtime.store.reminders.get(soon)
         assert row is not None and row.status == "fired" and row.fired_at is not None
         late = (from_iso(row.fired_at) - from_iso(row.due)).total_seconds()
@@ -92,18 +100,28 @@ async def test_a_reminder_due_during_an_answer_is_said_after_it(
     runtime.reminders.start()
     session = runtime.open_session()
     order: list[str] = []
-    spoken: list[asyncio.Task[list[Event]]] = []
-    session.attach(Terminal(lambda: spoken.append(asyncio.create_task(session.announce()))))
+
+    async def front_end() -> None:
+        # What a front end does on the session's inbox: a reminder that falls due is said as
+        # a turn of its own, which waits for the answer in progress.
+        while True:
+            event = await session.outbox.get()
+            if isinstance(event, RemindersDue):
+                order.append("due")
+                session.send(SayReminders("the reminder"))
+            elif isinstance(event, TurnDone):
+                order.append("answer done")
+            elif isinstance(event, ReminderEvent):
+                order.append("reminder")
+            elif isinstance(event, AnswerClosed) and event.turn_id == "the reminder":
+                return
+
     try:
         runtime.store.reminders.add("take the bread out", utc_now() + timedelta(seconds=0.3))
-        async for event in session.handle_text("Tell me a story."):
-            if isinstance(event, TurnDone):
-                order.append("answer done")
-        assert spoken, "the reminder did not fall due during the answer"
-        events = await asyncio.wait_for(spoken[0], 5)
-        assert isinstance(events[0], ReminderEvent)
-        order.append("reminder")
-        assert order == ["answer done", "reminder"]
+        session.send(UserMessage("Tell me a story.", "the story"))
+        await asyncio.wait_for(front_end(), 60)
+        # Due during the answer, said after it.
+        assert order == ["due", "answer done", "reminder"]
         # The announcement came after the answer in the conversation too.
         kinds = [i.kind for i in session.conv.items]
         assert kinds[-1] == "assistant" and session.conv.items[-1].content.startswith("Reminder")
@@ -284,30 +302,28 @@ async def test_a_reminder_written_by_another_process_is_picked_up(tmp_path: Path
             await scheduler.stop()
 
 
-class Device:
-    """A front end that speaks (what the voice page is to the session), counting when it is
-    told that reminders fell due."""
+class Seen:
+    """What a session said to its front end (its outbox), read as it is asked for."""
 
-    def __init__(self) -> None:
-        self.told = 0
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.events: list[Event] = []
 
-    def reminders_due(self) -> None:
-        self.told += 1
-
-    async def answer_begun(self) -> None:
-        return None
+    @property
+    def told(self) -> int:
+        """How often the front end was told that reminders fell due."""
+        while not self.session.outbox.empty():
+            self.events.append(self.session.outbox.get_nowait())
+        return sum(isinstance(e, RemindersDue) for e in self.events)
 
 
 async def test_a_reminder_is_said_where_the_user_last_spoke_and_shown_on_the_others(
     tmp_path: Path, tokenizer: Tokenizer
 ) -> None:
     runtime = make_runtime(ScriptedLLM(tokenizer, lambda prompt: "Okay."), tmp_path)
-    phone, laptop = Device(), Device()
-    shown: dict[str, list[Event]] = {"phone": [], "laptop": []}
-    on_phone = runtime.open_session(on_event=shown["phone"].append)
-    on_laptop = runtime.open_session(on_event=shown["laptop"].append)
-    on_phone.attach(phone)
-    on_laptop.attach(laptop)
+    on_phone = runtime.open_session()
+    on_laptop = runtime.open_session()
+    phone, laptop = Seen(on_phone), Seen(on_laptop)
 
     # Before anyone speaks, both are told; the first gap says it once (announce takes only
     # the unannounced ones).
@@ -327,9 +343,9 @@ async def test_a_reminder_is_said_where_the_user_last_spoke_and_shown_on_the_oth
     assert [e.text for e in first if isinstance(e, ReminderEvent)] == ["Reminder: stretch."]
     assert again == []
     assert laptop.told == 1  # not told to say it
-    elsewhere = [e for e in shown["laptop"] if isinstance(e, ReminderEvent)]
+    elsewhere = [e for e in laptop.events if isinstance(e, ReminderEvent)]
     assert [(e.text, e.elsewhere) for e in elsewhere] == [("Reminder: water the plants.", True)]
-    assert not [e for e in shown["phone"] if isinstance(e, ReminderEvent)]
+    assert not [e for e in phone.events if isinstance(e, ReminderEvent)]
     said = await on_phone.announce()
     assert [e.text for e in said if isinstance(e, ReminderEvent)] == ["Reminder: water the plants."]
     await on_phone.close()

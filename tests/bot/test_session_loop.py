@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from bot.tools.base import Tool, ToolContext, ToolOutput
 from bot.turn.events import (
+    MODEL_FAILED,
     ErrorEvent,
     Event,
     TableEvent,
@@ -20,7 +21,6 @@ from bot.turn.events import (
     TurnDone,
 )
 from bot.turn.model_turn import NO_ANSWER
-from bot.turn.session import MODEL_FAILED
 from models.base import Embedder, Tokenizer
 from models.fakes import ScriptedLLM
 from tests.bot.conftest import collect, make_runtime

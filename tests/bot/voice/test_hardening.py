@@ -23,7 +23,7 @@ from aiortc import RTCConfiguration, RTCPeerConnection
 from bot.server.access_log import IDLE_TIMEOUT_S, redact
 from bot.server.app import Engines, create_app
 from bot.server.guard import BODY_TIMEOUT_S, token_matches
-from bot.voice.session import TurnSession
+from bot.turn.session import Session
 from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM
@@ -193,7 +193,7 @@ async def test_every_response_carries_the_policy_and_no_inline_code_is_needed(
 async def test_an_unexpected_exception_is_a_500_without_its_traceback(
     voice_settings: Settings, engines: Engines, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async def opener(resume: str | None, on_event: object) -> tuple[str, TurnSession]:
+    async def opener(resume: str | None) -> tuple[str, Session]:
         raise RuntimeError("secret detail at /home/someone/annie.db")
 
     async def boom(request: web.Request) -> web.Response:
