@@ -1,31 +1,20 @@
-"""What a turn works with, passed explicitly, and what a session needs from around it.
+"""What a session needs from around it: the runtime that serves it, and its front end.
 
-`TurnContext` is one model turn's inputs: the conversation, its ledger and assembler, the
-model, the store, the tools, compaction's hooks, and how the front end ends the turn early
-(`TurnControl`). The session builds one per turn; the model path and its tool rounds see
-nothing else of the session. `ModelHost` is what a session asks of the runtime that serves it,
+`ModelHost` is what a session asks of the runtime that serves it (a share of the model's time),
 and `FrontEnd` what a front end that speaks subscribes to (`Session.attach`).
+`TurnControl` is how that front end ends the turn in progress early; the model turn
+(`bot.turn.model_turn`) takes it as an argument, beside its inputs (`bot.turn.model_inputs`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from bot.tools.registry import ActiveTools
-    from bot.turn.record import Recorder
-    from compaction.events import CompactionEvent
-    from compaction.hooks import CompactionHooks
-    from config import Settings
-    from context.assembler import Assembler, Assembly
-    from context.conversation import Conversation
-    from context.inputs import Evidence
-    from context.ledger import Ledger
-    from models.base import LLM, CallStats, Embedder
+    from models.base import CallStats
 
 
 class ModelHost(Protocol):
@@ -76,36 +65,3 @@ class TurnControl:
     @property
     def cancelled(self) -> bool:
         return self.event.is_set()
-
-
-@dataclass
-class TurnContext:
-    """One turn's explicit inputs (see the module docstring)."""
-
-    session_id: str
-    settings: Settings
-    conv: Conversation
-    ledger: Ledger
-    assembler: Assembler
-    tools: ActiveTools
-    record: Recorder
-    llm: LLM
-    # A memory Store.
-    store: Any
-    # The embedder, loaded on first use; asked for only by what needs it.
-    embedder: Callable[[], Embedder | None]
-    hooks: CompactionHooks
-    control: TurnControl
-    # Logs a compaction this turn caused and returns it (the session keeps the list).
-    compacted: Callable[[CompactionEvent, str], CompactionEvent]
-    # Approval-gated tools the user allowed for this session.
-    allowed: frozenset[str] = frozenset()
-    # The latest model call's assembly, for `Session.manifest()` and the context view.
-    assembly: Assembly | None = None
-    # The notes recalled for these very words while the user paused (`bot.turn.speculation`):
-    # the turn admits them instead of searching again.
-    recalled: list[Evidence] | None = None
-
-    @property
-    def cancel(self) -> asyncio.Event:
-        return self.control.event
