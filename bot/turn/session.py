@@ -54,12 +54,13 @@ from bot.turn.inbox import (
     UserMessage,
 )
 from bot.turn.interruption import amend_interrupted
-from bot.turn.model_turn import model_turn
+from bot.turn.model_inputs import Memory, PromptParts
+from bot.turn.model_turn import Assembled, model_turn
 from bot.turn.noticing import note_stated
 from bot.turn.record import Recorder
 from bot.turn.reminders import announcement, listed, say_unheard
 from bot.turn.speculation import Ahead
-from bot.turn.turn_context import ModelHost, TurnContext, TurnControl
+from bot.turn.surroundings import ModelHost, TurnControl
 from context.assembler import Assembler, Assembly, ContextOverflowError, Request
 from context.conversation import Conversation, neutralize
 from context.envelope import Manifest
@@ -353,7 +354,14 @@ class Session:
         if self.closed or self._lock.locked():
             self.ahead.stats.skipped += 1
             return None
-        return await self.ahead.prepare(self._turn_context(), self.chain, text)
+        return await self.ahead.prepare(
+            self._prompt_parts(),
+            self._memory(),
+            self.chain,
+            text,
+            settings=self.settings,
+            sends_out=self.tools.sends_out(self.allowed),
+        )
 
     def _answered(self, request: Request, decision: Answered) -> list[Event]:
         """An answer without the model: kept in the conversation as Annie's words."""
@@ -420,10 +428,30 @@ class Session:
             web = resumed.call.name in WEB_TOOLS
             if resumed.standing or (web and self.settings.tools.web_approval == "session"):
                 self.allow(resumed.call.name)
-        turn = self._turn_context()
-        turn.recalled = self.ahead.recalled(request.text)  # searched in the pause, if it was
+        turn = model_turn(
+            request,
+            self._prompt_parts(),
+            self._memory(),
+            self.tools,
+            self.control,
+            record=self.record,
+            settings=self.settings,
+            stages=stages,
+            t0=t0,
+            allowed=frozenset(self.allowed),
+            recalled=self.ahead.recalled(request.text),  # searched in the pause, if it was
+            tool_choice=tool_choice,
+            resumed=resumed,
+        )
+        # The last round's prompt is the session's once the turn ends (a failed call's too).
+        assembly: Assembly | None = None
         try:
-            async for event in model_turn(turn, request, stages, t0, tool_choice, resumed):
+            async for event in turn:
+                if isinstance(event, Assembled):  # the session's to keep, no front end's
+                    assembly = event.assembly
+                    continue
+                if isinstance(event, CompactionEvent):
+                    self.record_compaction(event, request.turn_id)
                 yield event
         except (ModelError, ContextOverflowError) as exc:
             # The user's words are logged already; say what failed instead of crashing,
@@ -434,7 +462,7 @@ class Session:
             spoken = getattr(exc, "spoken", MODEL_FAILED)
             yield TurnDone(request.turn_id, spoken, "model", failed=True)
         finally:
-            self.last_assembly = turn.assembly or self.last_assembly
+            self.last_assembly = assembly or self.last_assembly
 
     def allow(self, tool: str) -> None:
         """The user allowed `tool` for the rest of this session (web tools go together)."""
@@ -443,23 +471,13 @@ class Session:
             self.allowed |= added
             self.log("allowance", ", ".join(sorted(added)), meta={"tools": sorted(added)})
 
-    def _turn_context(self) -> TurnContext:
-        return TurnContext(
-            session_id=self.id,
-            settings=self.settings,
-            conv=self.conv,
-            ledger=self.ledger,
-            assembler=self.assembler,
-            tools=self.tools,
-            record=self.record,
-            llm=self.llm,
-            store=self.store,
-            embedder=self.embedder,
-            hooks=self.hooks,
-            control=self.control,
-            compacted=self.record_compaction,
-            allowed=frozenset(self.allowed),
-        )
+    def _prompt_parts(self) -> PromptParts:
+        """What builds this session's prompts (`bot.turn.model_inputs`)."""
+        return PromptParts(self.conv, self.ledger, self.assembler, self.llm, self.hooks)
+
+    def _memory(self) -> Memory:
+        """What this session reads memory through (`bot.turn.model_inputs`)."""
+        return Memory(self.store, self.embedder, self.id)
 
     # --- reminders ----------------------------------------------------------------------
 

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 from context.admission import admit_turn
 from context.assembler import Request
 from context.provenance import with_provenance
-from context.recall import recall
 from context.snapshot import safe_snapshot
 
 if TYPE_CHECKING:
     from bot.turn.answers import AnswerChain
-    from bot.turn.turn_context import TurnContext
+    from bot.turn.model_inputs import Memory, PromptParts
+    from config import Settings
     from context.inputs import Evidence
 
 _NOT_WORD = re.compile(r"[^\w']+")
@@ -97,9 +97,19 @@ class Ahead:
         self.drop()
         return False
 
-    async def prepare(self, t: TurnContext, chain: AnswerChain, text: str) -> str | None:
+    async def prepare(
+        self,
+        prompt: PromptParts,
+        memory: Memory,
+        chain: AnswerChain,
+        text: str,
+        *,
+        settings: Settings,
+        sends_out: bool,
+    ) -> str | None:
         """Get ready for `text`: the state path's spoken answer when it answers (None for
-        the model path, whose prompt is evaluated here)."""
+        the model path, whose prompt is evaluated here). `sends_out` says whether a tool that
+        sends data out is in reach, so private notes stay out of the prompt as the turn's would."""
         self.drop()
         if chain.may_act(text):
             return None  # a command or an answer to an approval: the turn acts, nothing before
@@ -107,25 +117,31 @@ class Ahead:
         self.words = text
         started = time.perf_counter()
         try:
-            result = await chain.preview(text, t.session_id)
+            result = await chain.preview(text, memory.session_id)
             if result is not None:
                 self.stats.state += 1
                 # Said only while the turn has not begun: a turn under way says it itself.
                 return (result.spoken or result.text) if self.words == text else None
-            await self._evaluate(t, text, stop)
+            await self._evaluate(prompt, memory, text, stop, settings, sends_out)
             return None
         finally:
             self.stats.ms.append((time.perf_counter() - started) * 1000.0)
 
-    async def _evaluate(self, t: TurnContext, text: str, stop: threading.Event) -> None:
-        found = await asyncio.to_thread(
-            recall, t.store, text, t.settings, t.embedder, session_id=t.session_id
-        )
+    async def _evaluate(
+        self,
+        prompt: PromptParts,
+        memory: Memory,
+        text: str,
+        stop: threading.Event,
+        settings: Settings,
+        sends_out: bool,
+    ) -> None:
+        found = await asyncio.to_thread(memory.recall, text, settings)
         if stop.is_set() or self.words != text:
             return  # the turn began meanwhile (it builds its own prompt), or the user went on
         self._recalled = (text, found)
-        evidence = with_provenance(t.store, found, sends_out=t.tools.sends_out(t.allowed))
-        conv = t.conv
+        evidence = with_provenance(memory.store, found, sends_out=sends_out)
+        conv, ledger = prompt.conv, prompt.ledger
         # A copy under its own id: the ledger's running tally of the real one stays as it is.
         copy = dataclasses.replace(
             conv,
@@ -135,19 +151,24 @@ class Ahead:
         )
         request = Request(text=text, turn_id="ahead", id="ahead")
         admit_turn(
-            copy, request, safe_snapshot(t.store), evidence, ledger=t.ledger, ctx=t.settings.context
+            copy,
+            request,
+            safe_snapshot(memory.store),
+            evidence,
+            ledger=ledger,
+            ctx=settings.context,
         )
-        needed = t.ledger.usage(copy).total + t.settings.context.output_reserve_tokens
-        if needed > t.ledger.window:
+        needed = ledger.usage(copy).total + settings.context.output_reserve_tokens
+        if needed > ledger.window:
             self.stats.skipped += 1  # the turn compacts first: its prompt will not be this one
             return
-        history = t.ledger.prompt(conv, add_generation_prompt=False)
-        prompt = t.ledger.prompt(copy)
+        history = ledger.prompt(conv, add_generation_prompt=False)
+        request_prompt = ledger.prompt(copy)
         self.stats.model += 1
         # The history's end first: a turn boundary, saved, that a hybrid model restores when
         # the words turn out different.
-        await t.llm.prefill(history, stop)
+        await prompt.llm.prefill(history, stop)
         if stop.is_set():
             return
-        stats = await t.llm.prefill(prompt, stop)
+        stats = await prompt.llm.prefill(request_prompt, stop)
         self.stats.prefilled_tokens += stats.evaluated_tokens

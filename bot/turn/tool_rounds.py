@@ -10,31 +10,56 @@ cancels the running tool; a tool that overruns tools.timeout_s is stopped. A cal
 failed in this session with the same arguments is not run again (the retry guard): the model
 gets the earlier error back, with its result id, unless the user has asked since to try again,
 so a model that lost the failure to a compaction cannot repeat it. Nothing here raises
-into the turn. The runner sees only a `TurnContext`, never the session: what a tool needs is in
-its metadata (`Tool.needs_embedder`, `Tool.produces_table`), not in a list of names here.
+into the turn. The runner sees only the prompt's parts, memory, the tools and the turn's cancel
+event, never the session: what a tool needs is in its metadata (`Tool.needs_embedder`,
+`Tool.produces_table`), not in a list of names here.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.tools.approval import guarded
 from bot.tools.base import OUTSIDE_MARK, ToolContext, ToolOutput, run_bounded
 from bot.turn.events import ErrorEvent, Event, TableEvent, ToolCallEvent, ToolResultEvent
-from bot.turn.turn_context import TurnContext
 from compaction.attempts import Attempt, earlier_failure
 from memory.rows import from_iso
 from models.base import ToolCall
 from models.toolcalls import ArgumentError, call_example, coerce_arguments, write_call
 
+if TYPE_CHECKING:
+    from bot.tools.registry import ActiveTools
+    from bot.turn.model_inputs import Memory, PromptParts
+    from bot.turn.record import Recorder
+    from config import Settings
+
 
 class ToolRunner:
     """The tool rounds of one turn."""
 
-    def __init__(self, ctx: TurnContext) -> None:
-        self.ctx = ctx
+    def __init__(
+        self,
+        prompt: PromptParts,
+        memory: Memory,
+        tools: ActiveTools,
+        *,
+        record: Recorder,
+        settings: Settings,
+        allowed: frozenset[str],
+        cancel: asyncio.Event,
+    ) -> None:
+        self.prompt = prompt
+        self.memory = memory
+        self.tools = tools
+        self.record = record
+        self.settings = settings
+        # Approval-gated tools the user allowed for this session: they run without asking.
+        self.allowed = allowed
+        # Set by a barge-in: the running tool stops.
+        self.cancel = cancel
         # What Annie says when the egress check held a request back: the turn ends with it.
         self.refused = ""
 
@@ -47,8 +72,7 @@ class ToolRunner:
         errors: list[Any],
     ) -> AsyncIterator[Event]:
         """Record the assistant's calls, run them, admit every result (errors included)."""
-        s = self.ctx
-        loaded_before = list(s.tools.loaded)
+        loaded_before = list(self.tools.loaded)
         self.record_calls(turn_id, raw, text, calls)
         for call in calls:
             yield ToolCallEvent(turn_id, call.id, call.name, call.arguments)
@@ -58,10 +82,10 @@ class ToolRunner:
         for n, err in enumerate(errors, start=1):
             content = (
                 f"error: your tool call could not be read ({err.reason}). Write it like this, "
-                f"or answer without it:\n{call_example(s.llm.tool_dialect)}"
+                f"or answer without it:\n{call_example(self.prompt.llm.tool_dialect)}"
             )
-            call_id = f"bad_{s.conv.turn}_{n}"
-            result_id = s.record.log(
+            call_id = f"bad_{self.prompt.conv.turn}_{n}"
+            result_id = self.record.log(
                 "tool_result",
                 content,
                 turn_id,
@@ -69,21 +93,22 @@ class ToolRunner:
                 call_id=call_id,
                 meta={"ok": False, "raw": err.raw},
             )
-            s.assembler.admit_tool_result(
-                s.conv, id=result_id, call_id=call_id, name="", content=content, ok=False
+            self.prompt.assembler.admit_tool_result(
+                self.prompt.conv, id=result_id, call_id=call_id, name="", content=content, ok=False
             )
             yield ErrorEvent(f"unreadable tool call: {err.reason}", where="tool_call")
         # Groups loaded by this round's calls: their schemas join the tools lane, after all
         # of the round's results so the templates still group those into one turn.
-        for group in s.tools.loaded:
+        for group in self.tools.loaded:
             if group not in loaded_before:
-                s.assembler.admit_tool_schemas(s.conv, group, s.tools.schema_text(group))
+                self.prompt.assembler.admit_tool_schemas(
+                    self.prompt.conv, group, self.tools.schema_text(group)
+                )
 
     def record_calls(self, turn_id: str, raw: str, text: str, calls: list[ToolCall]) -> None:
         """The assistant's message that made `calls` (`raw`, markup included), and each call."""
-        s = self.ctx
         call_json = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
-        s.record.say(
+        self.record.say(
             "assistant",
             text,
             turn_id,
@@ -94,7 +119,7 @@ class ToolRunner:
             reason="the assistant's tool calls",
         )
         for call in calls:
-            s.record.log(
+            self.record.log(
                 "tool_call",
                 json.dumps(call.arguments, ensure_ascii=False),
                 turn_id,
@@ -110,13 +135,12 @@ class ToolRunner:
         tier 1 like every result); returns the events that tell the front end. `not_run`
         says why an error came from the runner rather than the tool (the log keeps it, and
         the retry guard counts only the tool's own errors)."""
-        s = self.ctx
         if not output.ok and output.data.get("refused"):
             self.refused = str(output.data["refused"])
         meta: dict[str, Any] = {"ok": output.ok}
         if not_run:
             meta["not_run"] = not_run
-        result_id = s.record.log(
+        result_id = self.record.log(
             "tool_result",
             output.content,
             turn_id,
@@ -125,10 +149,10 @@ class ToolRunner:
             call_id=call.id,
             meta=meta,
         )
-        tool = s.tools.registry.get(call.name)
+        tool = self.tools.registry.get(call.name)
         outside = tool is not None and tool.outside and output.ok
-        item = s.assembler.admit_tool_result(
-            s.conv,
+        item = self.prompt.assembler.admit_tool_result(
+            self.prompt.conv,
             id=result_id,
             call_id=call.id,
             name=call.name,
@@ -153,7 +177,7 @@ class ToolRunner:
     def resume(self, turn_id: str, call: ToolCall, output: ToolOutput) -> list[Event]:
         """An approved (or declined) call goes back to the model: the call as the model
         writes one, then its result, appended so every earlier token stays cached."""
-        raw = write_call(call.name, call.arguments, self.ctx.llm.tool_dialect)
+        raw = write_call(call.name, call.arguments, self.prompt.llm.tool_dialect)
         self.record_calls(turn_id, raw, "", [call])
         return [
             ToolCallEvent(turn_id, call.id, call.name, call.arguments),
@@ -162,11 +186,10 @@ class ToolRunner:
 
     async def run_tool(self, call: ToolCall, turn_id: str) -> tuple[ToolOutput, str]:
         """The call's output, and why the tool did not run to an answer ("" when it did)."""
-        s = self.ctx
-        tool = s.tools.callable(call.name)
+        tool = self.tools.callable(call.name)
         if tool is None:
-            loaded = ", ".join(t for g in s.tools.loaded for t in self.group_tools(g))
-            hint = next((g for g in s.tools.available if call.name in self.group_tools(g)), "")
+            loaded = ", ".join(t for g in self.tools.loaded for t in self.group_tools(g))
+            hint = next((g for g in self.tools.available if call.name in self.group_tools(g)), "")
             how = f' Call load_tool_group(group="{hint}") first.' if hint else ""
             message = f"error: no tool {call.name!r} is loaded (loaded: {loaded}).{how}"
             return ToolOutput(message, ok=False), "not loaded"
@@ -179,29 +202,30 @@ class ToolRunner:
         except ArgumentError as exc:
             message = f"error: bad arguments for {tool.name}: {exc}"
             return ToolOutput(message, ok=False), "bad arguments"
-        failed = earlier_failure(s.store, s.session_id, call.name, call.arguments)
+        failed = earlier_failure(
+            self.memory.store, self.memory.session_id, call.name, call.arguments
+        )
         if failed is not None:
             return ToolOutput(refusal(failed), ok=False), f"repeats the failed call {failed.id}"
         ctx = ToolContext(
-            settings=s.settings,
-            store=s.store,
-            embedder=s.embedder() if tool.needs_embedder else None,
-            session_id=s.session_id,
+            settings=self.settings,
+            store=self.memory.store,
+            embedder=self.memory.embedder() if tool.needs_embedder else None,
+            session_id=self.memory.session_id,
             turn_id=turn_id,
-            load_group=s.tools.load,
-            allowed=s.allowed,
-            sends_out=s.tools.sends_out(s.allowed),
+            load_group=self.tools.load,
+            allowed=self.allowed,
+            sends_out=self.tools.sends_out(self.allowed),
         )
         # A tool the approval policy marks only asks here; the user's yes runs it.
         output = await run_bounded(
-            guarded(tool).run(arguments, ctx), call.name, s.settings.tools.timeout_s, s.cancel
+            guarded(tool).run(arguments, ctx), call.name, self.settings.tools.timeout_s, self.cancel
         )
-        interrupted = not output.ok and s.cancel.is_set()
+        interrupted = not output.ok and self.cancel.is_set()
         return output, "interrupted by the user" if interrupted else ""
 
     def group_tools(self, group: str) -> list[str]:
-        s = self.ctx
-        found = s.tools.registry.groups.get(group)
+        found = self.tools.registry.groups.get(group)
         return [t.name for t in found.tools] if found else []
 
 
