@@ -96,8 +96,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Line", "MetricsSink", "VoiceSession"]
 
-# How long closing waits for the turn in flight to wind down.
-_CLOSE_GRACE_S = 2.0
+# How long a new turn or closing waits for the turn in flight to wind down: the
+# conversation's own grace (`CANCEL_GRACE_S`) and a little more.
+_WIND_DOWN_S = 2.5
 
 
 class VoiceSession:
@@ -144,6 +145,7 @@ class VoiceSession:
         # Turns whose events are still coming from the conversation, by id.
         self._open: dict[str, ActiveTurn] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._turn_lock = asyncio.Lock()
         self._closed = False
         self.closed = asyncio.Event()
         self.hearing = Hearing(settings, stt, vad, stats=self.stats, turn=turn, words=words)
@@ -254,12 +256,19 @@ class VoiceSession:
 
     async def start_turn(self, text: str, clock: TurnClock, tool_choice: str | None = None) -> None:
         """Hand `text` to the conversation as a turn and say its answer. The turn before is
-        interrupted; the conversation takes turns in order, so this one's events follow the
-        end of that one's."""
-        if self._active is not None:
-            self.interrupt("new turn")
-        if self._closed:
-            return
+        interrupted, and waited for until the conversation has closed it: turns start one at
+        a time, so a burst of typed messages backs up in the page's bounded queue (the newest
+        answered), never in the conversation."""
+        async with self._turn_lock:
+            previous = self._active
+            if previous is not None:
+                self.interrupt("new turn")
+                if previous.task is not None:
+                    await wait_or_cancel(previous.task, _WIND_DOWN_S)
+            if not self._closed:
+                self._begin(text, clock, tool_choice)
+
+    def _begin(self, text: str, clock: TurnClock, tool_choice: str | None) -> None:
         utterance = Utterance(clock.turn_id, self.tts, self.output)
         # What is said: the spoken budget, no code or lists read out; the page gets it all.
         active = ActiveTurn(clock, utterance, for_turn(self.settings.speech, clock.source))
@@ -448,8 +457,13 @@ class VoiceSession:
         )
 
     async def _start_announcement(self) -> bool:
-        if self._closed or self.busy():
-            return self._closed
+        async with self._turn_lock:
+            if self._closed or self.busy():
+                return self._closed
+            self._announce()
+            return True
+
+    def _announce(self) -> None:
         clock = TurnClock(turn_id=new_turn_id(), source="reminder", origin=time.monotonic())
         utterance = Utterance(clock.turn_id, self.tts, self.output)
         active = ActiveTurn(clock, utterance)
@@ -457,7 +471,6 @@ class VoiceSession:
         self._set_active(active)
         self.line.send(SayReminders(clock.turn_id))
         active.task = self._spawn(self._speak(active))
-        return True
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -474,7 +487,7 @@ class VoiceSession:
             if active is not None:
                 self.interrupt("disconnect")
                 if active.task is not None:
-                    await wait_or_cancel(active.task, _CLOSE_GRACE_S)
+                    await wait_or_cancel(active.task, _WIND_DOWN_S)
             await self.hearing.stop()
             for task in list(self._tasks):
                 task.cancel()
