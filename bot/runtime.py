@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.reminders.scheduler import ReminderScheduler
 from bot.tools.approval import approved_runner
 from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
 from bot.turn.answers import STAGES, AnswerChain
-from bot.turn.reminders import ReminderScheduler
 from compaction import create_hooks
 from compaction.briefing import build_briefing, notes_block
 from compaction.hooks import HookContext, HooksFactory

@@ -1,7 +1,7 @@
 """Reminder tools for the model, in the "reminders" group: timers, snooze, done, cancel.
 
 The spoken forms of the same actions ("snooze it ten minutes", "done") are matched without
-the model first (`bot.turn.reminder_commands`); these tools serve everything else the model
+the model first (`bot.reminders.phrases`); these tools serve everything else the model
 understands. A reminder id left empty means the one Annie last said in this conversation.
 """
 
@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.reminders.announcement import clock_time
+from bot.reminders.phrases import spoken_duration
 from bot.tools.base import Tool, ToolContext, ToolOutput
-from bot.turn.reminder_commands import spoken_duration
-from bot.turn.reminders import clock_time
 from memory.db import NotFoundError
 from memory.rows import ReminderRow
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from aiortc import MediaStreamTrack
 
+from bot.reminders.gaps import GapWaiter
 from bot.turn.events import (
     AnswerClosed,
     ErrorEvent,
@@ -74,7 +75,6 @@ from bot.voice.heard import (
 from bot.voice.hearing import Hearing
 from bot.voice.page_channel import PageChannel
 from bot.voice.prepared import PreparedVoice, Preparer
-from bot.voice.reminders import GapWaiter
 from bot.voice.spoken import for_turn
 from bot.voice.timing import MetricsSink, TurnClock
 from bot.voice.types import (

@@ -16,6 +16,8 @@ import pytest
 
 from bot.cli import main
 from bot.commands.chat import chat
+from bot.reminders.phrases import parse_duration
+from bot.reminders.scheduler import ReminderScheduler
 from bot.runtime import Runtime
 from bot.tools.base import ToolContext
 from bot.tools.registry import default_registry
@@ -28,8 +30,6 @@ from bot.turn.events import (
     TurnDone,
 )
 from bot.turn.inbox import SayReminders, UserMessage
-from bot.turn.reminder_commands import parse_duration
-from bot.turn.reminders import ReminderScheduler
 from bot.turn.session import Session
 from config import load_settings
 from memory.rows import from_iso, utc_now

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 
-from bot.turn.reminders import clock_time
+from bot.reminders.announcement import clock_time
 from context.spoken import count_words
 from context.state import StateResult
 from memory.db import NotFoundError, StoreError
