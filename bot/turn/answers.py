@@ -45,8 +45,8 @@ from context.choice import Choices
 from context.done_claims import claim, fitting
 from context.intent_specs import BY_NAME
 from context.noticed import notice
-from context.spoken import count_words, join_spoken, quoted
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
+from context.wording import count_words, join_spoken, quoted
 from memory import approvals
 from memory.db import NotFoundError, StoreError
 from memory.provenance import claim as stated
