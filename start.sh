@@ -119,8 +119,8 @@ if ! current "$STAMP" && ! { [ -z "$EXTRAS" ] && current "$VENV/.annie-installed
   done_step
 fi
 
-# 4b. The turn detector: Smart Turn v3.2 and its feature code ship in pipecat-ai's wheel. Only
-# those two files are used (models/turn.py), so the framework's ~300 MB of dependencies (and
+# 4b. The end-of-turn detector: Smart Turn v3.2 and its feature code ship in pipecat-ai's wheel. Only
+# those two files are used (models/end_of_turn.py), so the framework's ~300 MB of dependencies (and
 # the protobuf it would pin) stay out: --no-deps.
 if ! "$PY" -c 'import importlib.util as u, sys; sys.exit(u.find_spec("pipecat") is None)' 2>/dev/null; then
   step "installing the Smart Turn model (pipecat-ai, without its dependencies)"

@@ -11,7 +11,7 @@ utterance's `pause_ms`, so the words before it keep the prosody they have mid-se
 Each pause is then decided as the runtime decides it, with its own engines: Smart Turn on the
 audio up to each look (200 ms into the silence at its first bar, then 300, 400 and 500 ms at the
 recheck bar), Whisper's transcript of the words before the pause, the words' model on it, and
-`bot.voice.turn_decision.decide`. A look inside the pause that ends the turn is a cut-off. Side
+`bot.voice.end_of_turn.decide`. A look inside the pause that ends the turn is a cut-off. Side
 by side, in one run: Smart Turn alone, Smart Turn with the word rules (the runtime before the
 words' model), and the three together. Also the false-cut rate of one decision taken at 300 ms
 and at 600 ms of silence, and for complete requests the wait before the turn ends (the first
@@ -36,11 +36,11 @@ from typing import Any
 import numpy as np
 
 from bench.words import FIXTURE
+from bot.voice.end_of_turn import decide
 from bot.voice.endpoint import reads_unfinished
-from bot.voice.turn_decision import decide
 from config import Settings, load_settings
 from config.settings import VadSettings
-from models import load_stt, load_turn_detector, load_words_turn
+from models import load_end_of_turn_detector, load_end_of_turn_words, load_stt
 from models.base import Pcm
 from testkit.pause_fixtures import NOISE_LEVELS, VOICES, _synthesize, render
 from testkit.turn_fixtures import RATE
@@ -87,8 +87,8 @@ class _Engines:
         self.settings = settings
         self.voice = PiperVoice.load(str(resolve("tts", settings).path))
         self.stt = load_stt(settings)
-        self.turn = load_turn_detector(settings)
-        self.words = load_words_turn(settings)
+        self.end_of_turn = load_end_of_turn_detector(settings)
+        self.words = load_end_of_turn_words(settings)
 
 
 def _speech_end(pcm: Pcm) -> int:
@@ -140,7 +140,7 @@ def observe(
         return pcm[: at + int(ms * RATE / 1000)]
 
     looks = {FIRST_LOOK_MS, *RECHECKS_MS, *SINGLE_LOOKS_MS}
-    audio = {ms: engines.turn.complete_probability(upto(ms)) for ms in sorted(looks)}
+    audio = {ms: engines.end_of_turn.complete_probability(upto(ms)) for ms in sorted(looks)}
     text = asyncio.run(engines.stt.transcribe(upto(FIRST_LOOK_MS))).text
     return {"audio": audio, "text": text, "silent_ms": silent_ms}
 
@@ -177,7 +177,7 @@ def _judge(
     words = engines.words.finished_probability(seen["text"])
     words_ms = (time.perf_counter() - t0) * 1000
     vad = engines.settings.vad
-    judged = verdicts(seen, words, vad, engines.turn.threshold)
+    judged = verdicts(seen, words, vad, engines.end_of_turn.threshold)
     return {"text": seen["text"], "words": words, "words_ms": words_ms, **judged}
 
 

@@ -2,9 +2,9 @@
 
 `tests/fixtures/pauses_blind/utterances.tsv` was written by someone who had not seen the
 detector: 200 requests with a pause in mid-sentence (the words before it are the "first" part)
-and 100 complete short requests. For each, the words' model (`models.words_turn`) reads the
+and 100 complete short requests. For each, the words' model (`models.end_of_turn_words`) reads the
 words before the pause, as the recognizer would hand them over at the pause, and the decision
-(`bot.voice.turn_decision.decide`, with an audio verdict that alone would end the turn) says
+(`bot.voice.end_of_turn.decide`, with an audio verdict that alone would end the turn) says
 whether the words hold it. The bench reports, side by side in one run, for the model and for the
 word rules alone (`reads_unfinished`): the share of mid-sentence pauses held (a cut-off avoided)
 and of complete requests held (a wait added), by where the pause falls, and the model's time per
@@ -26,10 +26,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from bot.voice.end_of_turn import decide
 from bot.voice.endpoint import reads_unfinished
-from bot.voice.turn_decision import decide
 from config import load_settings
-from models import load_words_turn
+from models import load_end_of_turn_words
 
 HELP = "the words' end-of-turn model on the blind pause set: pauses held, complete ones held, ms"
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pauses_blind"
@@ -53,7 +53,7 @@ def _rows(half: str) -> list[dict[str, str]]:
 def measure(half: str) -> dict[str, Any]:
     settings = load_settings()
     bar = settings.vad.turn_words_hold
-    model = load_words_turn(settings)
+    model = load_end_of_turn_words(settings)
     held: dict[str, list[bool]] = defaultdict(list)
     rules: dict[str, list[bool]] = defaultdict(list)
     times: list[float] = []

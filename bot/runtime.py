@@ -20,13 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.reminders.scheduler import ReminderScheduler
 from bot.tools.approval import approved_runner
 from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
 from bot.turn.answers import STAGES, AnswerChain
-from bot.turn.reminders import ReminderScheduler
 from compaction import create_hooks
 from compaction.briefing import build_briefing, notes_block
-from compaction.hooks import HookContext, HooksFactory
+from compaction.hooks import HookInputs, HooksFactory
 from config import Settings
 from context.assembler import Assembler
 from context.conversation import Conversation, Prefix
@@ -288,7 +288,7 @@ class Runtime:
         )
         conv = Conversation(session_id=session_id, prefix=prefix)
         hooks = self.hooks_factory(
-            HookContext(
+            HookInputs(
                 settings=settings,
                 session_id=session_id,
                 ledger=ledger,

@@ -289,7 +289,7 @@ def briefing_lines(store: Store, sessions: list[PreviousSession]) -> list[Line]:
 def coming_lines(store: Store, calendar: Calendar | None, now: datetime) -> list[Line]:
     """Reminders and calendar events from `now` to the end of tomorrow, earliest first; a
     calendar that cannot be read is said as such, never left to read as an empty day."""
-    from context.spoken import spoken_when
+    from context.wording import spoken_when
     from memory.calendar import CalendarError
 
     end = (now + timedelta(days=2)).replace(hour=0, minute=0, second=0, microsecond=0)

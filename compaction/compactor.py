@@ -20,8 +20,8 @@ from compaction import tier3
 from compaction.checkpoint import Checkpoint, render
 from compaction.events import CompactionEvent
 from compaction.guard import ensure_protected, required_items
-from compaction.hooks import HookContext
-from compaction.monitor import Action, MonitorState, decide, history_due
+from compaction.hooks import HookInputs
+from compaction.monitor import Action, MonitorHistory, decide, history_due
 from compaction.summarize import SummaryCancelled
 from compaction.tier1 import ItemView, Tier1Plan, plan_tier1
 from compaction.tier2 import (
@@ -55,14 +55,14 @@ class Reprefill:
 class Compactor:
     """Three-tier compaction for one session (see `context.hooks.CompactionHooks`)."""
 
-    def __init__(self, ctx: HookContext) -> None:
+    def __init__(self, ctx: HookInputs) -> None:
         self.ctx = ctx
         self.settings = ctx.settings
         self.cfg = ctx.settings.compaction
         self.store = ctx.store
         self.llm = ctx.llm
         self.session_id = ctx.session_id
-        self.state = MonitorState()
+        self.monitored = MonitorHistory()
         self.writer = CheckpointWriter(ctx)
         self.tier2_pending = False
         self.tier2_cancelled = 0
@@ -83,7 +83,7 @@ class Compactor:
         self, conv: Conversation, ledger: Ledger, needed_tokens: int
     ) -> list[CompactionEvent]:
         usage = ledger.usage(conv)
-        self.state.read(conv.turn, usage.fraction, "before_call")
+        self.monitored.read(conv.turn, usage.fraction, "before_call")
         if needed_tokens <= ledger.window:
             return []
         # The call would not fit: the one place the user waits for compaction.
@@ -111,10 +111,12 @@ class Compactor:
 
     async def after_turn(self, conv: Conversation, ledger: Ledger) -> list[CompactionEvent]:
         usage = ledger.usage(conv)
-        self.state.read(conv.turn, usage.fraction, "after_turn")
+        self.monitored.read(conv.turn, usage.fraction, "after_turn")
         plan = self._plan_tier1(conv, ledger, usage.total, self.cfg.tier1_target)
         after = None if plan.empty else plan.used_after / ledger.window
-        action = decide(usage.fraction, conv.turn, self.state, self.cfg, tier1_fraction_after=after)
+        action = decide(
+            usage.fraction, conv.turn, self.monitored, self.cfg, tier1_fraction_after=after
+        )
         if action is Action.TIER1:
             event = self._tier1(conv, ledger, target=self.cfg.tier1_target, plan=plan)
             return [event] if event is not None else []
@@ -139,7 +141,7 @@ class Compactor:
             out += [event] if event is not None else []
             used = ledger.usage(conv).total
         history = foldable_tokens(conv, ledger, self.cfg.keep_recent_tool_results)
-        if history_due(used, history, conv.turn, self.state, ctx.hold_lanes_above, budget):
+        if history_due(used, history, conv.turn, self.monitored, ctx.hold_lanes_above, budget):
             self.tier2_pending = self._fold = True
         return out
 
@@ -239,7 +241,7 @@ class Compactor:
             for item in (i for i in conv.items if i.id in wanted):
                 item.meta["left_out"] = "tool result cleared: held the history lane to its budget"
         else:
-            self.state.last_tier1_turn = conv.turn
+            self.monitored.last_tier1_turn = conv.turn
         return self._edited(
             1,
             what,
@@ -301,7 +303,7 @@ class Compactor:
         self.writer.commit(cp)
         reinserted = ensure_protected(conv, ledger, required_items(cp, self.store), 0)
         self.tier2_pending = self._fold = False
-        self.state.last_tier2_turn = conv.turn
+        self.monitored.last_tier2_turn = conv.turn
         what = f"summarized {len(plan.ids)} items into {item_id}"
         if fold:
             what += ", the raw history being past its lane budget"
@@ -396,6 +398,6 @@ class Compactor:
         return event
 
 
-def create_hooks(ctx: HookContext) -> Compactor:
+def create_hooks(ctx: HookInputs) -> Compactor:
     """The factory `context.hooks.default_hooks_factory` finds in this package."""
     return Compactor(ctx)

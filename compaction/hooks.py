@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class HookContext:
+class HookInputs:
     """What a compaction implementation may use for one session."""
 
     settings: Settings
@@ -106,8 +106,8 @@ class NoCompaction:
         return []
 
 
-HooksFactory = Callable[[HookContext], CompactionHooks]
+HooksFactory = Callable[[HookInputs], CompactionHooks]
 
 
-def no_compaction(ctx: HookContext) -> CompactionHooks:
+def no_compaction(ctx: HookInputs) -> CompactionHooks:
     return NoCompaction()

@@ -23,7 +23,7 @@ class Action(Enum):
 
 
 @dataclass
-class MonitorState:
+class MonitorHistory:
     """What the monitor remembers between turns."""
 
     last_tier1_turn: int | None = None
@@ -53,7 +53,7 @@ def _fired_recently(last: int | None, turn: int) -> bool:
 def decide(
     fraction: float,
     turn: int,
-    state: MonitorState,
+    monitored: MonitorHistory,
     cfg: CompactionSettings,
     *,
     tier1_fraction_after: float | None,
@@ -68,11 +68,11 @@ def decide(
     tier1_helps = (
         tier1_fraction_after is not None
         and tier1_fraction_after < cfg.tier1_threshold
-        and not _fired_recently(state.last_tier1_turn, turn)
+        and not _fired_recently(monitored.last_tier1_turn, turn)
     )
     if tier1_helps:
         return Action.TIER1
-    if tier == 2 and not _fired_recently(state.last_tier2_turn, turn):
+    if tier == 2 and not _fired_recently(monitored.last_tier2_turn, turn):
         return Action.QUEUE_TIER2
     return Action.NONE
 
@@ -81,7 +81,7 @@ def history_due(
     used: int,
     history: int,
     turn: int,
-    state: MonitorState,
+    monitored: MonitorHistory,
     hold_above: int,
     history_budget: int,
 ) -> bool:
@@ -91,5 +91,5 @@ def history_due(
     return (
         used >= hold_above
         and history > history_budget
-        and not _fired_recently(state.last_tier2_turn, turn)
+        and not _fired_recently(monitored.last_tier2_turn, turn)
     )

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Sequence
 
 from compaction.checkpoint import Checkpoint, merge, render
-from compaction.hooks import HookContext
+from compaction.hooks import HookInputs
 from compaction.protected import LogEntry, extract, first_request, open_questions
 from compaction.summarize import ModelSummary, SummaryCancelled, summarize
 from compaction.tables import blocked_items, live_items
@@ -37,7 +37,7 @@ def fallback_summary(entries: Sequence[LogEntry]) -> ModelSummary:
 class CheckpointWriter:
     """Holds the session's running checkpoint and writes new ones."""
 
-    def __init__(self, ctx: HookContext) -> None:
+    def __init__(self, ctx: HookInputs) -> None:
         self.ctx = ctx
         self.checkpoint = Checkpoint()
         self.last_source = ""

@@ -166,7 +166,7 @@ class VadSettings(_Section):
     turn_recheck_until_ms: int = 500
     turn_recheck_threshold: float = 0.9
     turn_max_silence_ms: int = 1500
-    # The words' own end-of-turn signal beside Smart Turn (`bot.voice.turn_decision`): words
+    # The words' own end-of-turn signal beside Smart Turn (`bot.voice.end_of_turn`): words
     # whose chance of ending is under `turn_words_hold` hold the turn open up to
     # turn_max_silence_ms, whatever the audio says; at or over `turn_words_done`, an audio
     # verdict over `turn_agree_threshold` ends the turn (the two agree).

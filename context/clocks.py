@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from context.spoken import count_words, join_spoken, spoken_time
+from context.wording import count_words, join_spoken, spoken_time
 
 # A zone that holds at least this share of an area's people is the area's time.
 _ONE_ZONE_SHARE = 0.9

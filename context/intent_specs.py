@@ -30,10 +30,10 @@ from context import state_answers as answers
 from context.clocks import date_phrase, time_in
 from context.intent_examples import FOLDER
 from context.normalize import normalize
-from context.spoken import spoken_date, spoken_time
 from context.state_answers import StateResult
 from context.state_patterns import KEYWORDS, RULES
 from context.state_vocab import INTENTS, Day, Intent
+from context.wording import spoken_date, spoken_time
 
 if TYPE_CHECKING:
     from config import Settings

@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from context.normalize import fold
-from context.spoken import count_words, join_spoken, spoken_when
 from context.state_answers import SPOKEN_ITEMS, StateResult, day_window
 from context.state_vocab import Day, forms
+from context.wording import count_words, join_spoken, spoken_when
 from memory.fts import STOPWORDS
 from memory.rows import ReminderRow, TaskRow, from_iso
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from context.inputs import Evidence
-from context.spoken import count_words
+from context.wording import count_words
 from memory.rows import from_iso, utc_now
 
 if TYPE_CHECKING:

@@ -34,9 +34,9 @@ from context.intent_specs import (
     Asked,
     Sources,
 )
-from context.spoken import count_words, join_spoken, spoken_date, spoken_time, spoken_when
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResult
 from context.state_rules import Routed, route
+from context.wording import count_words, join_spoken, spoken_date, spoken_time, spoken_when
 from memory.calendar import Calendar, CalendarError
 from memory.db import StoreError
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from context.certainty import sure
 from context.recall import Asked, named
-from context.spoken import count_words, join_spoken, spoken_time, spoken_when
 from context.state_vocab import Day
 from context.user_name import PHRASES, name_in
+from context.wording import count_words, join_spoken, spoken_time, spoken_when
 from memory import approvals
 from memory.fts import STOPWORDS
 from memory.rows import ApprovalRow, Hit, TaskRow, from_iso

@@ -28,12 +28,12 @@ from models.base import (
     Transcript,
     VADStream,
 )
+from models.end_of_turn import EndOfTurnDetector
 from models.resolver import ROLES, detect_device, resolve
-from models.turn import TurnDetector
 
 if TYPE_CHECKING:
     from config import Settings
-    from models.words_turn import WordsTurn
+    from models.end_of_turn_words import EndOfTurnWords
 
 __all__ = [
     "LLM",
@@ -44,6 +44,7 @@ __all__ = [
     "AudioChunk",
     "CallStats",
     "Embedder",
+    "EndOfTurnDetector",
     "ModelError",
     "ModelUnavailable",
     "ParsedOutput",
@@ -53,17 +54,16 @@ __all__ = [
     "ToolCall",
     "ToolCallError",
     "Transcript",
-    "TurnDetector",
     "VADStream",
     "detect_device",
     "load_embedder",
+    "load_end_of_turn_detector",
+    "load_end_of_turn_words",
     "load_llm",
     "load_stt",
     "load_tokenizer",
     "load_tts",
-    "load_turn_detector",
     "load_vad",
-    "load_words_turn",
     "resolve",
     "served",
 ]
@@ -118,13 +118,13 @@ def load_vad(settings: Settings) -> VAD:
     return SileroVAD(resolve("vad", settings))
 
 
-def load_words_turn(settings: Settings) -> WordsTurn:
+def load_end_of_turn_words(settings: Settings) -> EndOfTurnWords:
     """The words' end-of-turn model: the shipped SmolLM2-135M on two CPU threads, whatever
-    model answers (`models.words_turn`)."""
+    model answers (`models.end_of_turn_words`)."""
+    from models.end_of_turn_words import EndOfTurnWords
     from models.resolver import packaged_llm
-    from models.words_turn import WordsTurn
 
-    return WordsTurn(packaged_llm())
+    return EndOfTurnWords(packaged_llm())
 
 
 def served(settings: Settings) -> bool:
@@ -133,9 +133,9 @@ def served(settings: Settings) -> bool:
     return settings.models.llm_backend == "server"
 
 
-def load_turn_detector(settings: Settings) -> TurnDetector:
+def load_end_of_turn_detector(settings: Settings) -> EndOfTurnDetector:
     """Smart Turn v3.2 on onnxruntime, one core: `models.turn_path`, else pipecat-ai's copy."""
-    from models.turn import SmartTurnDetector, find_smart_turn
+    from models.end_of_turn import SmartTurnDetector, find_smart_turn
 
     return SmartTurnDetector(
         find_smart_turn(settings.models.turn_path), threshold=settings.vad.turn_threshold

@@ -1,4 +1,4 @@
-"""Recorded turns for the turn-detector tests: Piper sentences, whole or stopped mid-sentence.
+"""Recorded turns for the end-of-turn tests: Piper sentences, whole or stopped mid-sentence.
 
 A cut-off turn is made the way a person pauses: the whole sentence is synthesized with a comma
 where the speaker pauses, and the audio is cut inside that pause, so the words before it keep
@@ -162,14 +162,14 @@ def main(argv: list[str] | None = None) -> None:
     import sys
 
     from config import load_settings
-    from models import load_stt, load_tts, load_turn_detector
+    from models import load_end_of_turn_detector, load_stt, load_tts
 
     names = set(sys.argv[1:] if argv is None else argv)
     unknown = names - {c.name for c in CLIPS}
     if unknown:
         raise SystemExit(f"unknown clips: {sorted(unknown)}")
     settings = load_settings()
-    tts, stt, detector = load_tts(settings), load_stt(settings), load_turn_detector(settings)
+    tts, stt, detector = load_tts(settings), load_stt(settings), load_end_of_turn_detector(settings)
     for clip in CLIPS:
         if names and clip.name not in names:
             continue

@@ -79,7 +79,7 @@ def check_server(settings: Settings) -> dict[str, Any]:
 
 def _load_and_run(settings: Settings, t0: float) -> dict[str, Any]:
     """Load the served model (template, vocabulary), compare tokenizers, run a short call."""
-    from bot.server.state import engine_slots, session_limit
+    from bot.server.shared import engine_slots, session_limit
     from models.served import AGREEMENT_SAMPLE, ServedLLM
     from models.tokenizer import local_vocabulary
 

@@ -60,18 +60,18 @@ def run(args: argparse.Namespace) -> int:
 
     from bot.runtime import Runtime
     from bot.server.allocator import return_large_blocks
-    from bot.server.app import STATE, Engines, runtime_app
+    from bot.server.app import SHARED, Engines, runtime_app
     from bot.server.executor import install
     from bot.server.guard import check_bind
     from bot.voice.prepared import FIXED_PHRASES
     from config import load_settings
     from models import (
         ModelError,
+        load_end_of_turn_detector,
+        load_end_of_turn_words,
         load_stt,
         load_tts,
-        load_turn_detector,
         load_vad,
-        load_words_turn,
     )
 
     server: dict[str, Any] = {}
@@ -110,13 +110,13 @@ def run(args: argparse.Namespace) -> int:
     engines = Engines(stt=load_stt(settings), tts=load_tts(settings), vad=load_vad(settings))
     if settings.vad.turn_detection == "semantic":
         try:
-            engines.turn = load_turn_detector(settings)
+            engines.end_of_turn = load_end_of_turn_detector(settings)
         except ModelError as exc:
             # Still a working assistant: turns end on the fixed silence window instead.
             print(f"warning: {exc}\nturns end after {settings.vad.silence_ms} ms of silence")
-    if engines.turn is not None and settings.vad.turn_words:
+    if engines.end_of_turn is not None and settings.vad.turn_words:
         try:
-            engines.words = load_words_turn(settings)
+            engines.words = load_end_of_turn_words(settings)
         except (ModelError, ImportError) as exc:
             # The audio and the word rules still decide; only the words' model is missing.
             print(f"warning: {exc}\nturns are judged from the audio and the word rules only")
@@ -143,8 +143,8 @@ def run(args: argparse.Namespace) -> int:
         if settings.context.warm_up:
             task = asyncio.create_task(runtime.keep_head(runtime.head_stop))
             head.append(task)
-            app[STATE].head_warming = lambda: not task.done()
-        voice = app[STATE].voice
+            app[SHARED].head_warming = lambda: not task.done()
+        voice = app[SHARED].voice
         if voice is not None:  # the phrases said often, synthesized before anyone asks
             voice.prepare(FIXED_PHRASES, kind="fixed")
 

@@ -12,7 +12,8 @@ environment. Setting the threshold, or the trim threshold, turns glibc's dynamic
 
 glibc also gives each thread that allocates while the others hold theirs an arena of its own,
 up to eight per core, and each arena keeps its own free memory. The server's threads
-(recognition, the turn detector, Piper, llama.cpp's workers, the asyncio pool) each filled one.
+(recognition, the end-of-turn detector, Piper, llama.cpp's workers, the asyncio pool) each
+filled one.
 Over a five-minute soak, two arenas (M_ARENA_MAX) took resident growth beyond the saved states
 from 62 to 36 MB and the free memory the arenas held from +60 to +27 MB, with the same turns.
 """

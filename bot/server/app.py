@@ -2,7 +2,7 @@
 what a shared `Runtime` adds (its sessions, metrics, approvals, knowledge panel, reminders).
 
 The offer endpoint and the connections it opens are `bot.server.connections`; what the routes
-share (settings, engines, open connections, the session cap) is `bot.server.state`, kept on
+share (settings, engines, open connections, the session cap) is `bot.server.shared`, kept on
 the application object. Peer connections and sessions all close on shutdown.
 Hardening: a body-size cap, a cap on concurrent sessions (503 past it), JSON reasons for
 every refusal (400 for malformed JSON or SDP, 415 for a body that is not JSON, 503 when
@@ -33,7 +33,7 @@ from bot.server.guard import HostRule, add_security_headers, authorized, guard
 from bot.server.knowledge import Panels, snapshot_route
 from bot.server.lan import add_trust_routes, lan_gate
 from bot.server.pairing import add_pairing_routes
-from bot.server.state import STATE, Engines, ServerState, SessionOpener, engine_slots
+from bot.server.shared import SHARED, Engines, ServerShared, SessionOpener, engine_slots
 from bot.server.tls import machine_names
 from bot.voice.prepared import PreparedVoice
 from bot.voice.session import MetricsSink
@@ -81,34 +81,34 @@ async def index(request: web.Request) -> web.StreamResponse:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    state = request.app[STATE]
+    shared = request.app[SHARED]
     return web.json_response(
         {
-            "ok": not state.closing,
-            "sessions": len(state.connections),
-            "max_sessions": state.max_sessions,
-            "backend": state.settings.models.llm_backend,
-            "engine_slots": engine_slots(state.loaded_llm()),
-            "head_kept": state.head_kept(),
+            "ok": not shared.closing,
+            "sessions": len(shared.connections),
+            "max_sessions": shared.max_sessions,
+            "backend": shared.settings.models.llm_backend,
+            "engine_slots": engine_slots(shared.loaded_llm()),
+            "head_kept": shared.head_kept(),
             # The calendar URL's last refresh (None: no URL set, or not fetched yet); the page
             # shows a failed one as a warning.
-            "calendar": _feed_status(state),
+            "calendar": _feed_status(shared),
             # Still being made ready after start-up (the page says "warming up" until empty).
-            "warming": state.warming(),
+            "warming": shared.warming(),
             # What must not grow over a long run (the reliability soak reads these).
             "tasks": len(asyncio.all_tasks()),
-            "peers": len(state.connections) + state.pending,
+            "peers": len(shared.connections) + shared.pending,
             "threads": thread_kinds(),
             "heap_mb": heap_mb(),
             # Saved model states: bounded by models.llm_checkpoints, and the part of resident
             # memory that grows with the conversation by design.
-            "llm_cache_mb": round(cache_bytes(state.loaded_llm()) / 2**20, 1),
+            "llm_cache_mb": round(cache_bytes(shared.loaded_llm()) / 2**20, 1),
         }
     )
 
 
-def _feed_status(state: ServerState) -> dict[str, object] | None:
-    feed = state.calendar_feed
+def _feed_status(shared: ServerShared) -> dict[str, object] | None:
+    feed = shared.calendar_feed
     return asdict(feed.status) if feed is not None and feed.status is not None else None
 
 
@@ -121,8 +121,8 @@ def create_app(
     approvals: Approvals | None = None,
 ) -> web.Application:
     """The aiohttp application; `check_bind(settings)` before listening on a real socket."""
-    state = ServerState(settings, engines, open_session, metrics, approvals)
-    state.voice = PreparedVoice(engines.tts)
+    shared = ServerShared(settings, engines, open_session, metrics, approvals)
+    shared.voice = PreparedVoice(engines.tts)
     lan = settings.server.lan  # `serve --lan`: the machine's names too, and a credential
     rule = HostRule(settings.server.allowed_hosts, machine_names() if lan else None)
     middlewares = [guard(rule, lambda: settings.server.max_body_bytes)]
@@ -134,7 +134,7 @@ def create_app(
         middlewares=middlewares,
         handler_args=handler_args(),
     )
-    app[STATE] = state
+    app[SHARED] = shared
     app.on_response_prepare.append(add_security_headers)
     app.router.add_get("/", index)
     app.router.add_get("/healthz", healthz)
@@ -155,17 +155,17 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
         metrics=runtime.store.metrics,
         approvals=runtime.store.approvals,
     )
-    app[STATE].on_voice_session.append(Panels(runtime.store, runtime.settings, runtime.registry))
+    app[SHARED].on_voice_session.append(Panels(runtime.store, runtime.settings, runtime.registry))
     # Never loads the model itself: `serve` loads it before listening; until then, config.
-    app[STATE].loaded_llm = lambda: runtime.llm if runtime.has_llm else None
-    app[STATE].head_kept = lambda: runtime.head_kept
+    app[SHARED].loaded_llm = lambda: runtime.llm if runtime.has_llm else None
+    app[SHARED].head_kept = lambda: runtime.head_kept
     _run_in_background(app, runtime)
     token = settings.server.token
     app.router.add_get(
         "/api/knowledge", snapshot_route(runtime.store, lambda r: authorized(r, token))
     )
     # Phones and laptops pair with a one-time code and then carry their own token.
-    add_pairing_routes(app, app[STATE].pairing, runtime.store.devices, settings)
+    add_pairing_routes(app, app[SHARED].pairing, runtime.store.devices, settings)
     return app
 
 
@@ -175,7 +175,7 @@ def _run_in_background(app: web.Application, runtime: Runtime) -> None:
     from bot.calendar_feed import CalendarFeed
 
     feed = CalendarFeed(runtime.settings, runtime.store, calendar=runtime.calendar)
-    app[STATE].calendar_feed = feed
+    app[SHARED].calendar_feed = feed
 
     async def start(_: web.Application) -> None:
         runtime.reminders.start()

@@ -25,7 +25,7 @@ from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 
 from bot.server.allocator import release_free
 from bot.server.guard import TOKEN_HEADER, authorized, check_sdp_size, read_body, reason
-from bot.server.state import STATE, Connection, ServerState
+from bot.server.shared import SHARED, Connection, ServerShared
 from bot.voice.audio_in import prompt_receiver
 from bot.voice.session import VoiceSession
 from memory.db import StoreError
@@ -39,14 +39,14 @@ _PPID_STRING, _PPID_BINARY = 51, 53
 _SPOKEN_CODEC = re.compile(r"^a=rtpmap:\d+ (opus|G722|PCMU|PCMA)/", re.IGNORECASE | re.MULTILINE)
 
 
-async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any]:
+async def _read_offer(request: web.Request, shared: ServerShared) -> dict[str, Any]:
     # A cross-site form can post text/plain without asking first; JSON it cannot.
     if request.content_type != "application/json":
         given = request.headers.get("Content-Type") or "none"
         raise web.HTTPUnsupportedMediaType(
             reason=f"Content-Type must be application/json (got {given})"
         )
-    raw = await read_body(request, state.settings.server.max_body_bytes, state.body_timeout_s)
+    raw = await read_body(request, shared.settings.server.max_body_bytes, shared.body_timeout_s)
     if not raw.strip():
         raise web.HTTPBadRequest(reason='empty body; expected JSON {"sdp": ..., "type": "offer"}')
     try:
@@ -70,23 +70,23 @@ async def _read_offer(request: web.Request, state: ServerState) -> dict[str, Any
 
 
 async def offer(request: web.Request) -> web.Response:
-    state = request.app[STATE]
-    if not authorized(request, state.settings.server.token):
+    shared = request.app[SHARED]
+    if not authorized(request, shared.settings.server.token):
         return reason(401, f"missing or wrong token (send {TOKEN_HEADER} or ?token=)")
-    body = await _read_offer(request, state)
-    if state.closing:
+    body = await _read_offer(request, shared)
+    if shared.closing:
         return reason(503, "the server is shutting down")
-    limit = state.max_sessions
-    if len(state.connections) + state.pending >= limit:
+    limit = shared.max_sessions
+    if len(shared.connections) + shared.pending >= limit:
         return reason(503, f"too many open sessions ({limit}); close one and retry")
-    state.pending += 1
+    shared.pending += 1
     try:
-        return await _connect(state, body)
+        return await _connect(shared, body)
     finally:
-        state.pending -= 1
+        shared.pending -= 1
 
 
-async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
+async def _connect(shared: ServerShared, body: dict[str, Any]) -> web.Response:
     pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     try:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type="offer"))
@@ -104,7 +104,7 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
     _refuse_bad_text(pc)
 
     try:
-        session_id, session = await state.open_session(body.get("resume"))
+        session_id, session = await shared.open_session(body.get("resume"))
     except StoreError as exc:
         # The database is locked or full: say which file and why, and that it may pass.
         await pc.close()
@@ -118,21 +118,21 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
     voice = VoiceSession(
         session,
         session_id=session_id,
-        settings=state.settings,
-        stt=state.engines.stt,
-        tts=state.engines.tts,
-        vad=state.engines.vad,
-        turn=state.engines.turn,
-        words=state.engines.words,
-        voice=state.voice,
-        metrics=state.metrics,
-        approvals=state.approvals,
+        settings=shared.settings,
+        stt=shared.engines.stt,
+        tts=shared.engines.tts,
+        vad=shared.engines.vad,
+        end_of_turn=shared.engines.end_of_turn,
+        words=shared.engines.words,
+        voice=shared.voice,
+        metrics=shared.metrics,
+        approvals=shared.approvals,
         tools=frozenset(session.tool_names()),
     )
     voice.send(session.meter())  # the fixed overhead shows on the meter before the first turn
     conn = Connection(session_id, pc, voice)
-    state.connections[session_id] = conn
-    for hook in state.on_voice_session:
+    shared.connections[session_id] = conn
+    for hook in shared.on_voice_session:
         hook(voice)
 
     @pc.on("datachannel")
@@ -146,7 +146,7 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
             conn.deadline.cancel()
             conn.deadline = None
         if pc.connectionState in ("failed", "closed"):
-            await _drop(state, conn)
+            await _drop(shared, conn)
 
     for receiver in pc.getReceivers():
         if receiver.track is not None and receiver.track.kind == "audio":
@@ -157,17 +157,17 @@ async def _connect(state: ServerState, body: dict[str, Any]) -> web.Response:
         answer = await pc.createAnswer()
         await pc.setLocalDescription(answer)
     except Exception as exc:
-        await _drop(state, conn)
+        await _drop(shared, conn)
         return reason(400, f"could not answer the offer: {exc or type(exc).__name__}")
-    conn.deadline = asyncio.create_task(_connect_deadline(state, conn))
+    conn.deadline = asyncio.create_task(_connect_deadline(shared, conn))
     local = pc.localDescription
     return web.json_response({"sdp": local.sdp, "type": local.type, "session_id": session_id})
 
 
-async def _connect_deadline(state: ServerState, conn: Connection) -> None:
+async def _connect_deadline(shared: ServerShared, conn: Connection) -> None:
     """Close an answered connection whose peer has not connected in time (cancelled once it
     has): a peer that took the answer and never completed ICE would hold its slot."""
-    timeout = state.settings.server.connect_timeout_s
+    timeout = shared.settings.server.connect_timeout_s
     await asyncio.sleep(timeout)
     conn.deadline = None  # fired: the drop below must not cancel this task
     log.warning(
@@ -176,7 +176,7 @@ async def _connect_deadline(state: ServerState, conn: Connection) -> None:
         timeout,
         conn.pc.connectionState,
     )
-    await _drop(state, conn)
+    await _drop(shared, conn)
 
 
 async def _discard(pc: RTCPeerConnection) -> None:
@@ -209,27 +209,27 @@ def _refuse_bad_text(pc: RTCPeerConnection) -> None:
     sctp._data_channel_receive = tolerant  # type: ignore[method-assign]
 
 
-async def _drop(state: ServerState, conn: Connection) -> None:
+async def _drop(shared: ServerShared, conn: Connection) -> None:
     """A connection ended (page closed, network lost, failed): close its session (tier 3)."""
     if conn.deadline is not None:
         conn.deadline.cancel()
         conn.deadline = None
-    if state.connections.get(conn.id) is conn:
-        del state.connections[conn.id]
+    if shared.connections.get(conn.id) is conn:
+        del shared.connections[conn.id]
     try:
         await conn.voice.close()
     except Exception:
         log.exception("closing session %s failed", conn.id)
     with contextlib.suppress(Exception):
         await conn.pc.close()
-    if not state.closing:
+    if not shared.closing:
         # What the connection's audio, transcripts and model states freed goes back now.
         await asyncio.to_thread(release_free)
 
 
 async def shutdown(app: web.Application) -> None:
     """The app is shutting down: refuse new offers and close every open connection."""
-    state = app[STATE]
-    state.closing = True
-    conns = list(state.connections.values())
-    await asyncio.gather(*(_drop(state, c) for c in conns), return_exceptions=True)
+    shared = app[SHARED]
+    shared.closing = True
+    conns = list(shared.connections.values())
+    await asyncio.gather(*(_drop(shared, c) for c in conns), return_exceptions=True)

@@ -1,6 +1,6 @@
 """The event loop's default thread pool for the long-running server, every worker started at once.
 
-`asyncio.to_thread` (speech recognition, the turn detector, Piper's chunks, the allocator's
+`asyncio.to_thread` (speech recognition, the end-of-turn detector, Piper's chunks, the allocator's
 trim) runs on the loop's default `ThreadPoolExecutor`. That pool starts a worker only when a job
 finds none idle, and never ends one, so its size is the busiest moment so far: over the
 reliability bench's 30-minute soak it went from 4 workers to 5, read as a thread leak. Starting

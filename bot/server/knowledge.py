@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from aiohttp import web
 
 from bot.tools.approval import guarded
-from bot.tools.base import ToolContext
+from bot.tools.base import ToolEnv
 from bot.turn.events import ErrorEvent, Event
 from memory.approvals import describe
 from memory.db import NotFoundError, StoreError
@@ -296,7 +296,7 @@ class Panel:
         if tool is None:
             raise ActionError("deleting notes is not available here")
         settings = self.group.settings
-        ctx = ToolContext(settings=settings, store=self.store, session_id=self.voice.session_id)
+        ctx = ToolEnv(settings=settings, store=self.store, session_id=self.voice.session_id)
         # The tool as the model calls it: it only stores the approval and describes it.
         out = await guarded(tool).run({"note_id": item}, ctx)
         approval_id = str(out.data.get("approval_id", ""))

@@ -6,7 +6,7 @@ address. The new device opens `/pair`, types the code and a name, and gets its o
 a cookie (Secure, HttpOnly, SameSite=Strict, about a year); the store keeps only its hash
 (`memory.devices`). `MAX_WRONG` wrong codes in a row lock pairing for `LOCK_S` and burn the
 code, so a guess at a million codes gets five tries per code. Codes live in the server's
-memory (`ServerState.pairing`), never in the store: a restart forgets them.
+memory (`ServerShared.pairing`), never in the store: a restart forgets them.
 
 Routes: `GET /pair` (the page), `POST /api/pair` `{code, name}`, `GET /api/pairing` (what
 this browser is: paired, the owner, or neither), and for the owner only

@@ -5,7 +5,7 @@ The policy table, the ledger and the yes/no logic live in `memory.approvals`; th
 only joins them to the tools, which sit above that layer. `guarded(tool)` is the tool as
 the model may call it: one the table marks stores its exact, validated parameters as an
 approval for the conversation that asked and tells the model to ask the user, unless the
-user allowed it for this session (`ToolContext.allowed`). `approved_runner` is what the
+user allowed it for this session (`ToolEnv.allowed`). `approved_runner` is what the
 turn's chain of answerers calls on a yes: it runs the stored parameters through the tool
 itself, never parameters the model generates again.
 """
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from bot.tools.base import Tool, ToolContext, ToolOutput, run_bounded
+from bot.tools.base import Tool, ToolEnv, ToolOutput, run_bounded
 from memory.approvals import WEB_TOOLS, needs_approval, params_text
 from memory.db import NotFoundError
 from memory.rows import ApprovalRow
@@ -38,7 +38,7 @@ def guarded(tool: Tool) -> Tool:
     return replace(tool, handler=functools.partial(_ask, tool))
 
 
-async def _ask(tool: Tool, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+async def _ask(tool: Tool, args: BaseModel, ctx: ToolEnv) -> ToolOutput:
     if tool.name in ctx.allowed:
         return await tool.handler(args, ctx)  # the user allowed it for this session
     if ctx.store is None:
@@ -95,7 +95,7 @@ def approved_runner(
         tool = registry.get(approval.tool)
         if tool is None:
             return ToolOutput(f"error: there is no tool {approval.tool}", ok=False)
-        ctx = ToolContext(
+        ctx = ToolEnv(
             settings=settings,
             store=store,
             embedder=embedder() if tool.needs_embedder else None,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from context.provenance import withheld_count, withheld_placeholder
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class LoadToolGroupArgs(BaseModel):
     group: str = Field(min_length=1, description="The tool group to load.")
 
 
-def _store(ctx: ToolContext) -> Store:
+def _store(ctx: ToolEnv) -> Store:
     if ctx.store is None:
         raise RuntimeError("no memory store is open")
     store: Store = ctx.store
@@ -123,7 +123,7 @@ def _turns(store: Store, session_id: str, ids: list[str], sends_out: bool = Fals
     return "\n".join(lines) or f"no turns {first}-{last} in this conversation"
 
 
-async def get_context(args: GetContextArgs, ctx: ToolContext) -> ToolOutput:
+async def get_context(args: GetContextArgs, ctx: ToolEnv) -> ToolOutput:
     store = _store(ctx)
     # While a tool that can send data out is loaded or allowed, private notes and the turns
     # they were said in are withheld here as everywhere else (`context.provenance`).
@@ -151,7 +151,7 @@ async def get_context(args: GetContextArgs, ctx: ToolContext) -> ToolOutput:
     return ToolOutput("error: give ids, a query, or a type (turns, tasks, notes)", ok=False)
 
 
-async def load_tool_group(args: LoadToolGroupArgs, ctx: ToolContext) -> ToolOutput:
+async def load_tool_group(args: LoadToolGroupArgs, ctx: ToolEnv) -> ToolOutput:
     if ctx.load_group is None:
         return ToolOutput("error: tool groups cannot be loaded here", ok=False)
     text = ctx.load_group(args.group)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from bot.tools.note_writes import Origin, origin_of, write_note
 from context.provenance import withheld_count
-from context.spoken import quoted
+from context.wording import quoted
 from memory.db import NotFoundError
 from memory.rows import Hit, TaskRow, parse_when
 
@@ -86,7 +86,7 @@ class DeleteNoteArgs(_Args):
         return f"delete the note {quoted(note.text)}"
 
 
-def _store(ctx: ToolContext) -> Store:
+def _store(ctx: ToolEnv) -> Store:
     if ctx.store is None:
         raise RuntimeError("no memory store is open")
     store: Store = ctx.store
@@ -208,37 +208,37 @@ def delete_note(args: DeleteNoteArgs, store: Store) -> ToolOutput:
 # --- tool handlers ---------------------------------------------------------------------
 
 
-def _source(ctx: ToolContext) -> str:
+def _source(ctx: ToolEnv) -> str:
     return f"session {ctx.session_id}" if ctx.session_id else "assistant"
 
 
-async def _save_note(args: SaveNoteArgs, ctx: ToolContext) -> ToolOutput:
+async def _save_note(args: SaveNoteArgs, ctx: ToolEnv) -> ToolOutput:
     store = _store(ctx)
     origin = origin_of(store, ctx.session_id, ctx.turn_id, _source(ctx))
     return save_note(args, store, ctx.embedder, origin.source, origin.said, origin)
 
 
-async def _search_memory(args: SearchMemoryArgs, ctx: ToolContext) -> ToolOutput:
+async def _search_memory(args: SearchMemoryArgs, ctx: ToolEnv) -> ToolOutput:
     return search_memory(args, _store(ctx), ctx.sends_out)
 
 
-async def _create_task(args: CreateTaskArgs, ctx: ToolContext) -> ToolOutput:
+async def _create_task(args: CreateTaskArgs, ctx: ToolEnv) -> ToolOutput:
     return create_task(args, _store(ctx), "assistant")
 
 
-async def _complete_task(args: TaskIdArgs, ctx: ToolContext) -> ToolOutput:
+async def _complete_task(args: TaskIdArgs, ctx: ToolEnv) -> ToolOutput:
     return complete_task(args, _store(ctx))
 
 
-async def _list_tasks(args: ListTasksArgs, ctx: ToolContext) -> ToolOutput:
+async def _list_tasks(args: ListTasksArgs, ctx: ToolEnv) -> ToolOutput:
     return list_tasks(args, _store(ctx))
 
 
-async def _set_reminder(args: SetReminderArgs, ctx: ToolContext) -> ToolOutput:
+async def _set_reminder(args: SetReminderArgs, ctx: ToolEnv) -> ToolOutput:
     return set_reminder(args, _store(ctx))
 
 
-async def _delete_note(args: DeleteNoteArgs, ctx: ToolContext) -> ToolOutput:
+async def _delete_note(args: DeleteNoteArgs, ctx: ToolEnv) -> ToolOutput:
     return delete_note(args, _store(ctx))
 
 

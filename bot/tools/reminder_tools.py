@@ -1,7 +1,7 @@
 """Reminder tools for the model, in the "reminders" group: timers, snooze, done, cancel.
 
 The spoken forms of the same actions ("snooze it ten minutes", "done") are matched without
-the model first (`bot.turn.reminder_commands`); these tools serve everything else the model
+the model first (`bot.reminders.phrases`); these tools serve everything else the model
 understands. A reminder id left empty means the one Annie last said in this conversation.
 """
 
@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
-from bot.turn.reminder_commands import spoken_duration
-from bot.turn.reminders import clock_time
+from bot.reminders.announcement import clock_time
+from bot.reminders.phrases import spoken_duration
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from memory.db import NotFoundError
 from memory.rows import ReminderRow
 
@@ -48,7 +48,7 @@ class CancelArgs(_Args):
     about: str = Field("", description="Words from the reminder, when there is no id.")
 
 
-def _store(ctx: ToolContext) -> Store:
+def _store(ctx: ToolEnv) -> Store:
     if ctx.store is None:
         raise RuntimeError("no memory store is open")
     store: Store = ctx.store
@@ -67,7 +67,7 @@ def _target(store: Store, reminder_id: str, session_id: str) -> ReminderRow:
     return last
 
 
-async def _set_timer(args: SetTimerArgs, ctx: ToolContext) -> ToolOutput:
+async def _set_timer(args: SetTimerArgs, ctx: ToolEnv) -> ToolOutput:
     seconds = args.minutes * 60 + args.seconds
     reminder_id = _store(ctx).reminders.add_timer(seconds, args.label)
     return ToolOutput(
@@ -75,7 +75,7 @@ async def _set_timer(args: SetTimerArgs, ctx: ToolContext) -> ToolOutput:
     )
 
 
-async def _snooze(args: SnoozeArgs, ctx: ToolContext) -> ToolOutput:
+async def _snooze(args: SnoozeArgs, ctx: ToolEnv) -> ToolOutput:
     store = _store(ctx)
     row = store.reminders.snooze(_target(store, args.reminder_id, ctx.session_id).id, args.minutes)
     return ToolOutput(
@@ -83,13 +83,13 @@ async def _snooze(args: SnoozeArgs, ctx: ToolContext) -> ToolOutput:
     )
 
 
-async def _complete(args: ReminderIdArgs, ctx: ToolContext) -> ToolOutput:
+async def _complete(args: ReminderIdArgs, ctx: ToolEnv) -> ToolOutput:
     store = _store(ctx)
     row = store.reminders.done(_target(store, args.reminder_id, ctx.session_id).id)
     return ToolOutput(f"Done: {row.id} {row.text}.", data={"id": row.id})
 
 
-async def _cancel(args: CancelArgs, ctx: ToolContext) -> ToolOutput:
+async def _cancel(args: CancelArgs, ctx: ToolEnv) -> ToolOutput:
     store = _store(ctx)
     if not args.reminder_id.strip() and args.about.strip():
         rows = store.reminders.matching(args.about)

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 
 GROUP = "utility"
 MAX_ROWS = 200
@@ -47,11 +47,11 @@ class RenderTableArgs(BaseModel):
         return self
 
 
-async def think(args: ThinkArgs, ctx: ToolContext) -> ToolOutput:
+async def think(args: ThinkArgs, ctx: ToolEnv) -> ToolOutput:
     return ToolOutput("Noted.")
 
 
-async def get_time(args: GetTimeArgs, ctx: ToolContext) -> ToolOutput:
+async def get_time(args: GetTimeArgs, ctx: ToolEnv) -> ToolOutput:
     if args.timezone:
         try:
             zone = ZoneInfo(args.timezone)
@@ -67,7 +67,7 @@ async def get_time(args: GetTimeArgs, ctx: ToolContext) -> ToolOutput:
     )
 
 
-async def render_table(args: RenderTableArgs, ctx: ToolContext) -> ToolOutput:
+async def render_table(args: RenderTableArgs, ctx: ToolEnv) -> ToolOutput:
     rows = [["" if c is None else str(c)[:MAX_CELL] for c in row] for row in args.rows]
     title = args.title or "Table"
     return ToolOutput(

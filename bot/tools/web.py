@@ -28,7 +28,7 @@ from urllib.parse import urljoin
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from bot.tools.pinned_http import (
     Connector,
     FetchRefused,
@@ -40,7 +40,7 @@ from bot.tools.pinned_http import (
 )
 from context.conversation import neutralize
 from context.egress import egress_for, refused
-from context.spoken import quoted
+from context.wording import quoted
 
 if TYPE_CHECKING:
     from config.settings import ToolSettings
@@ -201,7 +201,7 @@ class Searcher:
     ) -> None:
         self.backend = backend
 
-    async def __call__(self, args: WebSearchArgs, ctx: ToolContext) -> ToolOutput:
+    async def __call__(self, args: WebSearchArgs, ctx: ToolEnv) -> ToolOutput:
         backend = self.backend(ctx.settings.tools)
         if backend is None:
             return ToolOutput(NOT_CONFIGURED, ok=False)
@@ -245,7 +245,7 @@ def asks_for_the_web(text: str) -> bool:
     return _ASKS_FOR_THE_WEB.search(" ".join(text.split())) is not None
 
 
-def held_back(request: str, what: str, ctx: ToolContext) -> ToolOutput | None:
+def held_back(request: str, what: str, ctx: ToolEnv) -> ToolOutput | None:
     """The egress check's refusal of `request` as the tool's output, or None to send it."""
     leak = egress_for(ctx.store).check(request, session_id=ctx.session_id, turn_id=ctx.turn_id)
     if leak is None:
@@ -335,7 +335,7 @@ class Fetcher:
         self.resolver = resolver
         self.connector = connector
 
-    async def __call__(self, args: FetchWebpageArgs, ctx: ToolContext) -> ToolOutput:
+    async def __call__(self, args: FetchWebpageArgs, ctx: ToolEnv) -> ToolOutput:
         cfg = ctx.settings.tools
         url = args.url.strip()
         held = held_back(url, "open that page", ctx)

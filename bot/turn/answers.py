@@ -36,17 +36,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from bot.reminders import phrases as reminder_phrases
+from bot.reminders.phrases import may_be_command
+from bot.reminders.phrases import resolve as reminder_command
 from bot.tools.base import ToolOutput
-from bot.turn import reminder_commands
-from bot.turn.reminder_commands import may_be_command
-from bot.turn.reminder_commands import resolve as reminder_command
 from context import forget
 from context.choice import Choices
 from context.done_claims import claim, fitting
 from context.intent_specs import BY_NAME
 from context.noticed import notice
-from context.spoken import count_words, join_spoken, quoted
 from context.state import CANT_READ_APPROVALS, StateResolver, StateResult
+from context.wording import count_words, join_spoken, quoted
 from memory import approvals
 from memory.db import NotFoundError, StoreError
 from memory.provenance import claim as stated
@@ -158,11 +158,11 @@ class ReminderCommands:
         picked = self.choices.picked(session_id, text)
         self.choices.close(session_id)  # answered, or the user moved on
         if picked is not None:
-            return Answered(self.name, reminder_commands.cancel_one(self.store, picked[0]))
+            return Answered(self.name, reminder_phrases.cancel_one(self.store, picked[0]))
         result = reminder_command(text, self.store, session_id)
         if result is None:
             return None
-        if result.intent == reminder_commands.CHOOSE:
+        if result.intent == reminder_phrases.CHOOSE:
             rows = [self.store.reminders.get(i) for i in result.sources]
             named = [r for r in rows if r is not None]
             self.choices.ask(session_id, [r.id for r in named], [r.text for r in named])
@@ -171,7 +171,7 @@ class ReminderCommands:
     def place(self, text: str, session_id: str, now: datetime | None) -> Placed | None:
         if self.store is None:
             return None
-        found = reminder_commands.place(text, self.store, session_id)
+        found = reminder_phrases.place(text, self.store, session_id)
         if found is None:
             return None
         kind, slots = found

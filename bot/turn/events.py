@@ -144,7 +144,7 @@ class ErrorEvent(Event):
 
 
 @dataclass
-class VoiceState(Event):
+class VoiceActivity(Event):
     """What the voice loop is doing: idle, listening, thinking, speaking or interrupted."""
 
     type: ClassVar[str] = "voice_state"

@@ -42,7 +42,7 @@ from bot.turn.replay_tools import RecordedReplies, RecordedResults, recorded_reg
 from bot.turn.session import Session
 from compaction import create_hooks
 from compaction.events import CompactionEvent
-from compaction.hooks import HookContext, HooksFactory
+from compaction.hooks import HookInputs, HooksFactory
 from config import Settings
 from context.conversation import Conversation
 from context.ledger import CallRecord, Ledger
@@ -192,7 +192,7 @@ class TracePlayer:
         if summary is None:
             other = summarizer if isinstance(summarizer, LLM) else None
 
-            def factory(ctx: HookContext) -> Any:
+            def factory(ctx: HookInputs) -> Any:
                 return hooks_factory(replace(ctx, llm=other))
 
         self.runtime = Runtime(

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from bot.tools.registry import ToolRegistry
 from compaction.summarize import INSTRUCTIONS
 from models.base import ToolDialect
@@ -53,7 +53,7 @@ class RecordedTool(Tool):
 
     recorded: RecordedResults | None = None
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, arguments: dict[str, Any], ctx: ToolEnv) -> ToolOutput:
         assert self.recorded is not None
         return self.recorded.take(self.name)
 
@@ -62,7 +62,7 @@ class _AnyArguments(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-async def _never(args: Any, ctx: ToolContext) -> ToolOutput:
+async def _never(args: Any, ctx: ToolEnv) -> ToolOutput:
     raise AssertionError("a recorded tool answers from the recording")
 
 

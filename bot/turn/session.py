@@ -25,6 +25,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from bot.reminders.announcement import announcement, listed, say_unheard
 from bot.turn.answers import TO_MODEL, AnswerChain, Answered, Decision, Resume
 from bot.turn.events import (
     MODEL_FAILED,
@@ -58,7 +59,6 @@ from bot.turn.model_inputs import Memory, PromptParts
 from bot.turn.model_turn import Assembled, model_turn
 from bot.turn.noticing import note_stated
 from bot.turn.record import Recorder
-from bot.turn.reminders import announcement, listed, say_unheard
 from bot.turn.speculation import Ahead
 from bot.turn.surroundings import ModelHost, TurnControl
 from context.assembler import Assembler, Assembly, ContextOverflowError, Request

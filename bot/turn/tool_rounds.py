@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from bot.tools.approval import guarded
-from bot.tools.base import OUTSIDE_MARK, ToolContext, ToolOutput, run_bounded
+from bot.tools.base import OUTSIDE_MARK, ToolEnv, ToolOutput, run_bounded
 from bot.turn.events import ErrorEvent, Event, TableEvent, ToolCallEvent, ToolResultEvent
 from compaction.attempts import Attempt, earlier_failure
 from memory.rows import from_iso
@@ -207,7 +207,7 @@ class ToolRunner:
         )
         if failed is not None:
             return ToolOutput(refusal(failed), ok=False), f"repeats the failed call {failed.id}"
-        ctx = ToolContext(
+        ctx = ToolEnv(
             settings=self.settings,
             store=self.memory.store,
             embedder=self.memory.embedder() if tool.needs_embedder else None,

@@ -27,7 +27,7 @@ _MARKUP = re.compile(r"\*\*|__|`+|^#{1,6}\s*|^\s*[-*•]\s+", re.MULTILINE)
 _SPACES = re.compile(r"\s+")
 # A bracketed aside of up to this many characters is not read aloud.
 _ASIDE_CHARS = 120
-# (Not a markdown link's text: `bot.voice.spoken` says that one.)
+# (Not a markdown link's text: `bot.voice.aloud` says that one.)
 _ASIDE = re.compile(rf"\s*\[[^\[\]\n]{{0,{_ASIDE_CHARS}}}\](?!\()")
 
 

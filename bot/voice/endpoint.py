@@ -9,8 +9,8 @@ a sentence.
 
 With `ask_after_ms` set (semantic endpointing), a pause that reaches it is announced as
 `SpeechPaused`, again every `recheck_ms` while it lasts up to `recheck_until_ms`: the caller
-asks a turn detector and calls `end_turn` when the speaker has finished. `silence_ms` is then
-the longest pause, which ends the turn without the detector's word; speech after an
+asks an end-of-turn detector and calls `end_turn` when the speaker has finished. `silence_ms` is
+then the longest pause, which ends the turn without the detector's word; speech after an
 announced pause is `SpeechResumed`, so anything started for the pause can be dropped.
 
 Pure and clock-free: time is counted in frames, so tests drive it with synthetic probabilities.
@@ -89,7 +89,7 @@ class SpeechEnded:
     """An utterance: 16 kHz mono audio (with pre-roll), and when speech really ended.
 
     `end_ms` is the end of the last voiced frame; `fired_ms` is when the turn was ended.
-    `rule` says what ended it: "silence" (the fixed window), "detector" (the turn detector
+    `rule` says what ended it: "silence" (the fixed window), "detector" (the end-of-turn detector
     judged it finished), "silence limit" (the longest pause, semantic mode) or "max length".
     `pause` numbers the pause that ended it within the utterance.
     """
@@ -174,7 +174,7 @@ class Endpointer:
 
     def audio_so_far(self) -> Pcm:
         """The current utterance's audio up to now, silence included (partial transcripts,
-        and the turn detector, which hears the pause too)."""
+        and the end-of-turn detector, which hears the pause too)."""
         if not self._frames:
             return np.zeros(0, dtype=np.float32)
         return np.concatenate(self._frames)
@@ -188,7 +188,7 @@ class Endpointer:
         return np.concatenate(frames).astype(np.float32, copy=False)
 
     def end_turn(self, rule: str = "detector") -> SpeechEnded | None:
-        """End the utterance now (the turn detector said it is finished); None unless an
+        """End the utterance now (the end-of-turn detector said it is finished); None unless an
         utterance is in a pause."""
         if self.phase is not Phase.SPEECH or self._silence_run_ms <= 0:
             return None

@@ -8,13 +8,13 @@ turn with its clock. An utterance heard while Annie's own voice plays and too sh
 barge-in is her voice leaking through the microphone, and is dropped; a voice whose loudness
 follows what she sent is her echo (`bot.voice.echo`), and pauses or stops nothing.
 
-With a turn detector (`vad.turn_detection = "semantic"`), a short pause asks the detector
+With an end-of-turn detector (`vad.turn_detection = "semantic"`), a short pause asks the detector
 whether the speaker has finished, and again as the pause grows, and the pause's longest
 allowed length ends the turn regardless. Whisper starts on the utterance as soon as the pause
 begins, beside the detector (speculative transcription): if the speaker goes on, that
 transcript is dropped; if the turn ends, it is the transcript, so it is ready when the turn
 ends rather than a transcription later. A verdict is taken once that transcript is in, from the
-audio and the words together (`bot.voice.turn_decision`): words that want more ("Set a
+audio and the words together (`bot.voice.end_of_turn`): words that want more ("Set a
 reminder for.", "Remind me to call") hold the pause open, since a sentence paused at a comma
 can sound finished to a detector that hears only prosody, and words that read finished end the
 turn on a leaning audio verdict. The answer needs the transcript anyway, so the check costs
@@ -43,11 +43,12 @@ from typing import Any
 
 from aiortc import MediaStreamTrack
 
-from bot.turn.events import ErrorEvent, Event, TranscriptEvent, VoiceState
+from bot.turn.events import ErrorEvent, Event, TranscriptEvent, VoiceActivity
 from bot.voice.audio_convert import Int16
 from bot.voice.audio_in import AudioInput
 from bot.voice.barge_in import Barge, BargeInDetector
 from bot.voice.echo import EchoCheck
+from bot.voice.end_of_turn import Verdict, decide, worth_words
 from bot.voice.endpoint import (
     FRAME_MS,
     EndpointConfig,
@@ -72,12 +73,11 @@ from bot.voice.heard import (
     WordsSoFar,
 )
 from bot.voice.timing import TurnClock
-from bot.voice.turn_decision import Verdict, decide, worth_words
 from bot.voice.types import Answering, VoiceStats, new_turn_id
 from config import Settings
 from models.base import STT, VAD, Pcm, Transcript
-from models.turn import TurnDetector
-from models.words_turn import WordsTurn
+from models.end_of_turn import EndOfTurnDetector
+from models.end_of_turn_words import EndOfTurnWords
 
 log = logging.getLogger(__name__)
 
@@ -104,17 +104,17 @@ class Hearing:
         vad: VAD,
         *,
         stats: VoiceStats,
-        turn: TurnDetector | None = None,
-        words: WordsTurn | None = None,
+        end_of_turn: EndOfTurnDetector | None = None,
+        words: EndOfTurnWords | None = None,
     ) -> None:
         self.settings = settings
         self.stt = stt
         self.vad = vad
         self.stats = stats
         # Semantic endpointing needs the detector; without one the fixed window stands.
-        self.turn = turn if settings.vad.turn_detection == "semantic" else None
-        semantic = self.turn is not None
-        # The words' own end-of-turn signal beside the detector (`bot.voice.turn_decision`).
+        self.end_of_turn = end_of_turn if settings.vad.turn_detection == "semantic" else None
+        semantic = self.end_of_turn is not None
+        # The words' own end-of-turn signal beside the detector (`bot.voice.end_of_turn`).
         self.words = words if semantic and settings.vad.turn_words else None
         self.endpointer = Endpointer(EndpointConfig.from_settings(settings.vad, semantic=semantic))
         self.barge = BargeInDetector.from_settings(settings.vad)
@@ -231,7 +231,7 @@ class Hearing:
             elif isinstance(event, SpeechResumed):
                 self._resumed()
             elif isinstance(event, SpeechDiscarded) and not self._answer.turn_id:
-                self._send(VoiceState("idle"))
+                self._send(VoiceActivity("idle"))
         self._report_quiet()
         self._maybe_partial()
 
@@ -271,7 +271,7 @@ class Hearing:
     # --- semantic endpointing ---------------------------------------------------------------
 
     def _paused(self, event: SpeechPaused) -> None:
-        if self.turn is None:
+        if self.end_of_turn is None:
             return
         key = (self._utterance_gen, event.pause)
         if self._speculation is None or self._speculation.key != key:
@@ -287,7 +287,7 @@ class Hearing:
             # A recheck needs a surer word: past its training length of silence, the model
             # drifts towards "finished" on sentences that are not.
             vad = self.settings.vad
-            bar = self.turn.threshold if event.first else vad.turn_recheck_threshold
+            bar = self.end_of_turn.threshold if event.first else vad.turn_recheck_threshold
             self._judging = self._spawn(self._judge(key, self.endpointer.audio_so_far(), bar))
 
     def _resumed(self) -> None:
@@ -308,11 +308,11 @@ class Hearing:
             self._emit(WordsSoFar(text))
 
     async def _judge(self, key: tuple[int, int], pcm: Pcm, bar: float) -> None:
-        assert self.turn is not None
+        assert self.end_of_turn is not None
         try:
-            probability = await self.turn.judge(pcm)
+            probability = await self.end_of_turn.judge(pcm)
         except Exception:
-            log.exception("the turn detector failed; the pause's length decides")
+            log.exception("the end-of-turn detector failed; the pause's length decides")
             return
         self.stats.detector_runs += 1
         # Still the same pause of the same utterance: no words since, not ended meanwhile.
@@ -343,7 +343,7 @@ class Hearing:
         self, key: tuple[int, int], probability: float, bar: float
     ) -> Verdict | None:
         """The pause's decision from the audio's `probability` and the pause's transcript
-        (`bot.voice.turn_decision`); None when words came or the turn ended meanwhile. Smart
+        (`bot.voice.end_of_turn`); None when words came or the turn ended meanwhile. Smart
         Turn judges from prosody, and a sentence paused at a comma can sound finished; the
         transcript is needed before any answer anyway, so waiting for it here costs no
         latency, and the words' model adds one short forward pass."""
@@ -428,7 +428,7 @@ class Hearing:
         if not text:
             self._take_frames()
             if not self._answer.turn_id:
-                self._send(VoiceState("idle"))
+                self._send(VoiceActivity("idle"))
             return
         self._send(TranscriptEvent(text, final=True, ended_by=rule))
         self._emit(TurnHeard(text, clock))

@@ -1,6 +1,6 @@
 """Runaway loops at the end of a stream: a short unit over and over, in words or characters.
 
-Used by the spoken-answer budget (`bot.voice.spoken`) to end generation when a model loops:
+Used by the spoken-answer budget (`bot.voice.aloud`) to end generation when a model loops:
 a run of words ("and the dragon and the dragon ...") or, inside one run with no space, of
 characters ("RefundRefundRefund..."), which the word checks never see. Pure.
 """

@@ -21,7 +21,7 @@ from typing import Literal
 
 from bot.turn.events import MODEL_FAILED
 from bot.turn.speculation import same_words
-from bot.voice.spoken import NOTICES, REST_ON_PAGE, holds_id, spoken_pieces
+from bot.voice.aloud import NOTICES, REST_ON_PAGE, holds_id, spoken_pieces
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE
 from models.base import TTS, AudioChunk
 

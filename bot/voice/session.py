@@ -11,7 +11,7 @@ The connection joins three parts by queues of typed frames, and holds nothing el
   inbox (`bot.turn.inbox`: the user's message, a barge-in, the budget reached, the first
   sound out, a gap to say reminders in) and says everything on one outbox (`_converse` reads
   it): each turn's events, closed by `AnswerClosed`, and what comes between turns;
-- **what is said** (`bot.voice.spoken`: the spoken budget; code, lists and links stay on the
+- **what is said** (`bot.voice.aloud`: the spoken budget; code, lists and links stay on the
   page) goes into an `Utterance` (Piper → 48 kHz → the paced `SpeechTrack`), whose first
   frame out is awaited (`begun`), never called back.
 
@@ -34,6 +34,7 @@ from typing import Any
 
 from aiortc import MediaStreamTrack
 
+from bot.reminders.gaps import GapWaiter
 from bot.turn.events import (
     AnswerClosed,
     ErrorEvent,
@@ -49,7 +50,7 @@ from bot.turn.events import (
     ToolCallEvent,
     ToolResultEvent,
     TurnDone,
-    VoiceState,
+    VoiceActivity,
 )
 from bot.turn.inbox import (
     Amend,
@@ -61,6 +62,7 @@ from bot.turn.inbox import (
     UserActive,
     UserMessage,
 )
+from bot.voice.aloud import for_turn
 from bot.voice.audio_out import SpeechTrack, Utterance
 from bot.voice.chunker import SentenceChunker
 from bot.voice.heard import (
@@ -74,11 +76,9 @@ from bot.voice.heard import (
 from bot.voice.hearing import Hearing
 from bot.voice.page_channel import PageChannel
 from bot.voice.prepared import PreparedVoice, Preparer
-from bot.voice.reminders import GapWaiter
-from bot.voice.spoken import for_turn
 from bot.voice.timing import MetricsSink, TurnClock
 from bot.voice.types import (
-    ActiveTurn,
+    AnswerInFlight,
     Answering,
     BargeIn,
     Line,
@@ -89,8 +89,8 @@ from bot.voice.types import (
 from config import Settings
 from memory.approvals import Approvals
 from models.base import STT, TTS, VAD
-from models.turn import TurnDetector
-from models.words_turn import WordsTurn
+from models.end_of_turn import EndOfTurnDetector
+from models.end_of_turn_words import EndOfTurnWords
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +117,9 @@ class VoiceSession:
         vad: VAD,
         metrics: MetricsSink | None = None,
         approvals: Approvals | None = None,
-        turn: TurnDetector | None = None,
+        end_of_turn: EndOfTurnDetector | None = None,
         voice: PreparedVoice | None = None,
-        words: WordsTurn | None = None,
+        words: EndOfTurnWords | None = None,
         tools: frozenset[str] = frozenset(),
     ) -> None:
         self.line = line
@@ -141,14 +141,16 @@ class VoiceSession:
         )
         self.on_event = self.page.listeners
         self.ahead = Preparer(self.tts)
-        self._active: ActiveTurn | None = None
+        self._active: AnswerInFlight | None = None
         # Turns whose events are still coming from the conversation, by id.
-        self._open: dict[str, ActiveTurn] = {}
+        self._open: dict[str, AnswerInFlight] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn_lock = asyncio.Lock()
         self._closed = False
         self.closed = asyncio.Event()
-        self.hearing = Hearing(settings, stt, vad, stats=self.stats, turn=turn, words=words)
+        self.hearing = Hearing(
+            settings, stt, vad, stats=self.stats, end_of_turn=end_of_turn, words=words
+        )
         self.output.sent = self.hearing.sent  # the echo reference flows back as frames
         self._quiet = True  # as hearing last reported
         # Turns heard and handed on, not yet begun: they count as busy (no reminder first).
@@ -166,11 +168,11 @@ class VoiceSession:
         return self.hearing.dropped_ms
 
     @property
-    def active(self) -> ActiveTurn | None:
+    def active(self) -> AnswerInFlight | None:
         """The turn being answered or spoken, if any."""
         return self._active
 
-    def _set_active(self, turn: ActiveTurn | None) -> None:
+    def _set_active(self, turn: AnswerInFlight | None) -> None:
         self._active = turn
         self._tell_hearing()
         self.gaps.changed()
@@ -224,7 +226,7 @@ class VoiceSession:
                 # recognizing the user's words has the cores.
                 self.line.send(UserActive())
                 if self._active is None:
-                    self.send(VoiceState("listening"))
+                    self.send(VoiceActivity("listening"))
             elif isinstance(heard, WordsSoFar):
                 if self._active is None:  # not a pause in a barge-in over Annie's answer
                     self.ahead.pause(heard.text)
@@ -235,7 +237,7 @@ class VoiceSession:
                 self._spawn(self._start_heard(heard))
             elif isinstance(heard, Quiet):
                 self._quiet = heard.quiet
-            elif not (isinstance(heard.event, VoiceState) and self._active is not None):
+            elif not (isinstance(heard.event, VoiceActivity) and self._active is not None):
                 self.send(heard.event)  # an idle state only while nothing is being said
             self.gaps.changed()
 
@@ -271,15 +273,15 @@ class VoiceSession:
     def _begin(self, text: str, clock: TurnClock, tool_choice: str | None) -> None:
         utterance = Utterance(clock.turn_id, self.tts, self.output)
         # What is said: the spoken budget, no code or lists read out; the page gets it all.
-        active = ActiveTurn(clock, utterance, for_turn(self.settings.speech, clock.source))
+        active = AnswerInFlight(clock, utterance, for_turn(self.settings.speech, clock.source))
         self._open[clock.turn_id] = active
         self._set_active(active)
-        self.send(VoiceState("thinking", clock.turn_id))
+        self.send(VoiceActivity("thinking", clock.turn_id))
         clock.started = time.monotonic()
         self.line.send(UserMessage(text, clock.turn_id, tool_choice, voiced=True))
         active.task = self._spawn(self._speak(active))
 
-    async def _speak(self, active: ActiveTurn) -> None:
+    async def _speak(self, active: AnswerInFlight) -> None:
         """The turn's answer to its last frame; what it was, once it ends."""
         clock = active.clock
         utterance = active.utterance
@@ -306,10 +308,10 @@ class VoiceSession:
                 # An announcement with nothing to say (another device said it) is no turn.
                 said = clock.source != "reminder" or utterance.pieces
                 if said and not self._closed:
-                    self.send(VoiceState("idle", clock.turn_id))
+                    self.send(VoiceActivity("idle", clock.turn_id))
             self._finish_turn(clock, utterance)
 
-    async def _first_frame(self, active: ActiveTurn) -> None:
+    async def _first_frame(self, active: AnswerInFlight) -> None:
         """The answer's first frame is out: the page and hearing learn it, the conversation's
         idle-time work may have the cores, and the turn's latency is known."""
         utterance = active.utterance
@@ -321,10 +323,10 @@ class VoiceSession:
         clock = active.clock
         if clock.source == "reminder":
             self.reminders_spoken.append((clock.turn_id, time.time()))
-            self.send(VoiceState("speaking", clock.turn_id))
+            self.send(VoiceActivity("speaking", clock.turn_id))
             return
         clock.fill_from_utterance(utterance.timing)
-        self.send(VoiceState("speaking", clock.turn_id))
+        self.send(VoiceActivity("speaking", clock.turn_id))
         self.send(clock.event())
 
     # --- what the conversation says -----------------------------------------------------------
@@ -395,7 +397,7 @@ class VoiceSession:
                 turn.utterance.add(piece)
         turn.closed.set()
 
-    def _observe(self, event: Event, active: ActiveTurn) -> None:
+    def _observe(self, event: Event, active: AnswerInFlight) -> None:
         active.clock.observe(event)
         if isinstance(event, TurnDone) and event.turn_id == active.clock.turn_id:
             active.done = event
@@ -438,7 +440,7 @@ class VoiceSession:
         )
         self.stats.barge_ins.append(barge)
         log.info("interrupted turn %s (%s); heard: %r", barge.turn_id, reason, delivered)
-        self.send(VoiceState("interrupted", active.clock.turn_id))
+        self.send(VoiceActivity("interrupted", active.clock.turn_id))
         self.line.send(Interrupt(active.clock.turn_id, delivered))
         return barge
 
@@ -466,7 +468,7 @@ class VoiceSession:
     def _announce(self) -> None:
         clock = TurnClock(turn_id=new_turn_id(), source="reminder", origin=time.monotonic())
         utterance = Utterance(clock.turn_id, self.tts, self.output)
-        active = ActiveTurn(clock, utterance)
+        active = AnswerInFlight(clock, utterance)
         self._open[clock.turn_id] = active
         self._set_active(active)
         self.line.send(SayReminders(clock.turn_id))
@@ -519,7 +521,7 @@ _OF_A_TURN = (
     StateAnswer,
     ReminderEvent,
     LatencyEvent,
-    VoiceState,
+    VoiceActivity,
     ToolCallEvent,
     ToolResultEvent,
     TableEvent,

@@ -2,8 +2,9 @@
 
 `Line` is the conversation as the voice connection sees it: one inbox (`send`, with the
 commands of `bot.turn.inbox`) and one outbox of events; the voice holds nothing else of it.
-`ActiveTurn` is the turn being answered and spoken; `Answering` is the frame that tells
-hearing whether an answer is in progress and since when it is audible (hearing tells the
+`AnswerInFlight` is one answer from its start to its last audible frame: the conversation's
+events for it, what is said of it, whether it was interrupted; `Answering` is the frame that
+tells hearing whether an answer is in progress and since when it is audible (hearing tells the
 user's voice from Annie's by it). `VoiceStats` keeps every turn's clock and every barge-in
 for tests and the benchmark.
 """
@@ -18,8 +19,8 @@ from typing import Any, Protocol
 
 from bot.turn.events import Event, TurnDone
 from bot.turn.inbox import Command
+from bot.voice.aloud import SpokenAnswer
 from bot.voice.audio_out import Utterance
-from bot.voice.spoken import SpokenAnswer
 from bot.voice.timing import TurnClock
 
 
@@ -53,7 +54,10 @@ class BargeIn:
 
 
 @dataclass
-class ActiveTurn:
+class AnswerInFlight:
+    """The answer being worked out and spoken on this connection (or a reminder's
+    announcement), from its start until its last audible frame."""
+
     clock: TurnClock
     utterance: Utterance
     # What is said of the answer (the spoken budget; None for a reminder's announcement).

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from bot.tools.base import Tool, ToolContext
+from bot.tools.base import Tool, ToolEnv
 from bot.tools.pinned_http import (
     Connector,
     FetchRefused,
@@ -96,7 +96,7 @@ def fetch_tool(
 
 async def fetch(tool: Tool, url: str, allow_private: bool = False) -> tuple[bool, str]:
     settings = load_settings(tools={"fetch_allow_private": allow_private, "fetch_timeout_s": 5.0})
-    out = await tool.run({"url": url}, ToolContext(settings=settings))
+    out = await tool.run({"url": url}, ToolEnv(settings=settings))
     return out.ok, out.content
 
 

@@ -16,8 +16,10 @@ import pytest
 
 from bot.cli import main
 from bot.commands.chat import chat
+from bot.reminders.phrases import parse_duration
+from bot.reminders.scheduler import ReminderScheduler
 from bot.runtime import Runtime
-from bot.tools.base import ToolContext
+from bot.tools.base import ToolEnv
 from bot.tools.registry import default_registry
 from bot.turn.events import (
     AnswerClosed,
@@ -28,8 +30,6 @@ from bot.turn.events import (
     TurnDone,
 )
 from bot.turn.inbox import SayReminders, UserMessage
-from bot.turn.reminder_commands import parse_duration
-from bot.turn.reminders import ReminderScheduler
 from bot.turn.session import Session
 from config import load_settings
 from memory.rows import from_iso, utc_now
@@ -205,7 +205,7 @@ def test_durations(phrase: str, seconds: float | None) -> None:
 async def test_the_tools_snooze_complete_and_cancel() -> None:
     registry = default_registry()
     store = Store()
-    ctx = ToolContext(settings=load_settings(), store=store, session_id="sess-1")
+    ctx = ToolEnv(settings=load_settings(), store=store, session_id="sess-1")
     out = await registry.get("set_timer").run({"minutes": 1, "seconds": 30}, ctx)  # type: ignore[union-attr]
     assert out.ok and out.content.startswith("Timer rem-1 set for 1 minute and 30 seconds")
     rid = store.reminders.add("stretch", utc_now())

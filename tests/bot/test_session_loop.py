@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from bot.turn.events import (
     MODEL_FAILED,
     ErrorEvent,
@@ -106,7 +106,7 @@ class _SlowArgs(BaseModel):
     seconds: float = 3.0
 
 
-async def _slow(args: _SlowArgs, ctx: ToolContext) -> ToolOutput:
+async def _slow(args: _SlowArgs, ctx: ToolEnv) -> ToolOutput:
     await asyncio.sleep(args.seconds)
     return ToolOutput("finished")
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from bot.tools.grammar import tool_call_grammar
 from bot.tools.registry import default_registry, tool_schema
 from bot.turn.events import ToolCallEvent, ToolResultEvent
@@ -44,14 +44,14 @@ class SaveTextArgs(BaseModel):
 def recording_tool(seen: list[dict[str, Any]]) -> Tool:
     """A tool that records the arguments it ran with, so a test can tell it did not run."""
 
-    async def record(args: RecordArgs, ctx: ToolContext) -> ToolOutput:
+    async def record(args: RecordArgs, ctx: ToolEnv) -> ToolOutput:
         seen.append(args.model_dump())
         return ToolOutput(f"recorded {args.label}")
 
     return Tool("record", "Record a labelled count.", RecordArgs, record, group="core")
 
 
-async def _save(args: SaveTextArgs, ctx: ToolContext) -> ToolOutput:
+async def _save(args: SaveTextArgs, ctx: ToolEnv) -> ToolOutput:
     return ToolOutput("saved")
 
 

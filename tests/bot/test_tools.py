@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from aiohttp import web
 
-from bot.tools.base import ToolContext
+from bot.tools.base import ToolEnv
 from bot.tools.core import PAGE_CHARS
 from bot.tools.grammar import tool_call_grammar
 from bot.tools.registry import ActiveTools, ToolRegistry, compact_schema, default_registry
@@ -76,8 +76,8 @@ async def server() -> AsyncIterator[str]:
 
 def ctx(
     settings: Settings | None = None, store: Store | None = None, active: ActiveTools | None = None
-) -> ToolContext:
-    return ToolContext(
+) -> ToolEnv:
+    return ToolEnv(
         settings=settings or load_settings(),
         store=store,
         session_id="",
@@ -86,7 +86,7 @@ def ctx(
 
 
 async def run(
-    name: str, args: dict[str, object], context: ToolContext
+    name: str, args: dict[str, object], context: ToolEnv
 ) -> tuple[bool, str, dict[str, object]]:
     tool = default_registry().get(name)
     assert tool is not None
@@ -211,7 +211,7 @@ async def test_get_context_reads_the_event_log_by_id_and_offset(tmp_path: Path) 
     ev = store.events.append(sid, "tool_result", long, name="fetch_webpage", meta={"turn": 2})
     store.events.append(sid, "user", "what about the tides?", meta={"turn": 3})
     task = store.tasks.add("call the bank", pending="user")
-    c = ToolContext(settings=load_settings(), store=store, session_id=sid)
+    c = ToolEnv(settings=load_settings(), store=store, session_id=sid)
     ok, content, _ = await run("get_context", {"ids": [ev]}, c)
     assert ok and content.startswith(f"{ev} (tool_result, fetch_webpage")
     assert f'get_context(ids=["{ev}"], offset={PAGE_CHARS})' in content

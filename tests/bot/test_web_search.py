@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from bot.tools.web import (
     NOT_CONFIGURED,
     DdgsBackend,
@@ -48,7 +48,7 @@ def tools(engine: SearchEngine, verify: bool | str | None = None) -> dict[str, T
 
 
 async def search(tool: Tool, settings: Settings, query: str, limit: int = 5) -> ToolOutput:
-    return await tool.run({"query": query, "limit": limit}, ToolContext(settings=settings))
+    return await tool.run({"query": query, "limit": limit}, ToolEnv(settings=settings))
 
 
 def test_the_backend_is_ddgs_unless_a_searxng_url_is_set() -> None:
@@ -141,7 +141,7 @@ async def test_a_result_found_is_read_as_its_main_text(engine: SearchEngine) -> 
     web = tools(engine)
     found = await search(web["web_search"], settings, "ferry to Skye")
     assert found.ok and found.data["results"][0]["url"] == page
-    out = await web["fetch_webpage"].run({"url": page}, ToolContext(settings=settings))
+    out = await web["fetch_webpage"].run({"url": page}, ToolEnv(settings=settings))
     assert out.ok and out.content.startswith(f"Mallaig to Armadale\n{page}\n\n")
     assert "leaves Mallaig at 10:20" in out.content and "tickets at the pier" in out.content
     assert not [w for w in ("Sign in", "Shop", "newsletter") if w in out.content], out.content

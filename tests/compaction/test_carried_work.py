@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from bot.runtime import Runtime
-from bot.tools.base import Tool, ToolContext, ToolOutput
+from bot.tools.base import Tool, ToolEnv, ToolOutput
 from bot.tools.memory_tools import memory_tools
 from bot.tools.registry import ToolRegistry
 from bot.turn.events import ToolResultEvent
@@ -52,7 +52,7 @@ class BookArgs(BaseModel):
 def booking_tool(calls: list[dict[str, str]]) -> Tool:
     """A real tool that books a table; 19:30 is always full. Every run is recorded."""
 
-    async def book(args: BookArgs, ctx: ToolContext) -> ToolOutput:
+    async def book(args: BookArgs, ctx: ToolEnv) -> ToolOutput:
         calls.append(args.model_dump())
         if args.time == "19:30":
             return ToolOutput(ERROR, ok=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.tools.registry import default_registry
 from compaction.checkpoint import Checkpoint, merge, missing_items, render
-from compaction.monitor import Action, MonitorState, decide, due_tier
+from compaction.monitor import Action, MonitorHistory, decide, due_tier
 from compaction.protected import LogEntry, extract, find_ids, is_correction, sentences
 from compaction.summarize import parse_summary
 from compaction.tier1 import ItemView, plan_tier1
@@ -21,22 +21,22 @@ def test_due_tier_follows_the_thresholds() -> None:
 
 
 def test_tier1_only_when_it_gets_below_the_threshold_and_not_twice_in_a_row() -> None:
-    state = MonitorState()
-    assert decide(0.60, 5, state, CFG, tier1_fraction_after=0.40) is Action.NONE
-    assert decide(0.70, 5, state, CFG, tier1_fraction_after=0.45) is Action.TIER1
+    monitored = MonitorHistory()
+    assert decide(0.60, 5, monitored, CFG, tier1_fraction_after=0.40) is Action.NONE
+    assert decide(0.70, 5, monitored, CFG, tier1_fraction_after=0.45) is Action.TIER1
     # A plan that cannot get below 65% would fire again next turn: not worth a re-prefill.
-    assert decide(0.70, 5, state, CFG, tier1_fraction_after=0.66) is Action.NONE
-    state.last_tier1_turn = 5
-    assert decide(0.70, 6, state, CFG, tier1_fraction_after=0.40) is Action.NONE
-    assert decide(0.70, 7, state, CFG, tier1_fraction_after=0.40) is Action.TIER1
+    assert decide(0.70, 5, monitored, CFG, tier1_fraction_after=0.66) is Action.NONE
+    monitored.last_tier1_turn = 5
+    assert decide(0.70, 6, monitored, CFG, tier1_fraction_after=0.40) is Action.NONE
+    assert decide(0.70, 7, monitored, CFG, tier1_fraction_after=0.40) is Action.TIER1
 
 
 def test_tier2_is_queued_at_80_percent_when_tier1_cannot_help() -> None:
-    state = MonitorState()
-    assert decide(0.81, 9, state, CFG, tier1_fraction_after=None) is Action.QUEUE_TIER2
-    assert decide(0.81, 9, state, CFG, tier1_fraction_after=0.50) is Action.TIER1
-    state.last_tier2_turn = 9
-    assert decide(0.81, 10, state, CFG, tier1_fraction_after=None) is Action.NONE
+    monitored = MonitorHistory()
+    assert decide(0.81, 9, monitored, CFG, tier1_fraction_after=None) is Action.QUEUE_TIER2
+    assert decide(0.81, 9, monitored, CFG, tier1_fraction_after=0.50) is Action.TIER1
+    monitored.last_tier2_turn = 9
+    assert decide(0.81, 10, monitored, CFG, tier1_fraction_after=None) is Action.NONE
 
 
 def _items() -> list[ItemView]:

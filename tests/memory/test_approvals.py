@@ -12,7 +12,7 @@ import pytest
 
 from bot.commands.ask import Asker
 from bot.tools.approval import approved_runner, guarded
-from bot.tools.base import Tool, ToolContext
+from bot.tools.base import Tool, ToolEnv
 from bot.tools.memory_tools import memory_tools
 from bot.tools.registry import ToolRegistry, default_registry
 from bot.tools.web import web_tools
@@ -65,7 +65,7 @@ def test_tools_have_schemas_and_group() -> None:
 
 
 async def test_task_tools_round_trip(store: Store, settings: Settings) -> None:
-    ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
+    ctx = ToolEnv(settings=settings, store=store, session_id="sess-1")
     by_name = {t.name: t for t in memory_tools()}
     created = await by_name["create_task"].run({"title": "call the bank", "pending": "user"}, ctx)
     assert created.ok and created.data["id"] == "task-1"
@@ -108,7 +108,7 @@ def test_the_policy_table_decides_every_tool_and_the_prompt_says_what_it_says() 
 async def test_a_gated_web_tool_only_asks(
     store: Store, settings: Settings, name: str, arguments: dict[str, object]
 ) -> None:
-    ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
+    ctx = ToolEnv(settings=settings, store=store, session_id="sess-1")
     asked = await guarded(tools()[name]).run(arguments, ctx)
     assert asked.ok and asked.content.startswith("Approval needed to ")
     assert f": {name} {{" in asked.content
@@ -137,7 +137,7 @@ async def test_delete_asks_then_yes_runs_exactly_the_stored_parameters_once(
 ) -> None:
     keep = store.notes.add("keep me: the wifi password is on the fridge")
     doomed = store.notes.add("delete me: old parking spot")
-    ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
+    ctx = ToolEnv(settings=settings, store=store, session_id="sess-1")
     asked = await guarded(tools()["delete_note"]).run({"note_id": doomed}, ctx)
     assert asked.ok
     assert asked.content.startswith(
@@ -165,7 +165,7 @@ async def test_delete_asks_then_yes_runs_exactly_the_stored_parameters_once(
 async def test_asking_to_delete_a_missing_note_stores_nothing(
     store: Store, settings: Settings
 ) -> None:
-    ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
+    ctx = ToolEnv(settings=settings, store=store, session_id="sess-1")
     asked = await guarded(tools()["delete_note"]).run({"note_id": "note-99"}, ctx)
     assert not asked.ok and "no note note-99" in asked.content
     assert store.approvals.pending() == []
@@ -243,7 +243,7 @@ async def test_a_web_search_leaves_the_machine_only_after_yes(
 ) -> None:
     url, queries = search_service
     settings = load_settings(tools={"web_search_url": url})
-    ctx = ToolContext(settings=settings, store=store, session_id="sess-1")
+    ctx = ToolEnv(settings=settings, store=store, session_id="sess-1")
     asked = await guarded(tools()["web_search"]).run({"query": "gate code"}, ctx)
     assert asked.ok and asked.content.startswith("Approval needed to search the web for")
     assert queries == []  # nothing was sent
@@ -252,7 +252,7 @@ async def test_a_web_search_leaves_the_machine_only_after_yes(
     assert result.output.ok and "Gate codes" in result.output.content
     assert len(queries) == 1 and "q=gate+code" in queries[0]
     # Allowed for the session: the tool runs at once, and the search is sent.
-    allowed = ToolContext(
+    allowed = ToolEnv(
         settings=settings, store=store, session_id="sess-1", allowed=frozenset(WEB_TOOLS)
     )
     again = await guarded(tools()["web_search"]).run({"query": "gate code 2"}, allowed)

@@ -51,7 +51,7 @@ export class View {
   userSaid(text, { typed = false, endedBy = "" } = {}) {
     $("partial").textContent = "";
     const li = el("li", "msg user");
-    // Which rule ended a spoken turn: the turn detector, the silence window or its limit.
+    // Which rule ended a spoken turn: the end-of-turn detector, the silence window or its limit.
     const who = typed ? "you (typed)" : endedBy ? `you · ended by ${endedBy}` : "you";
     li.append(el("span", "who", who), el("span", "text", text));
     if (endedBy) li.dataset.endedBy = endedBy;

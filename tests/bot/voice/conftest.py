@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 from bot.runtime import Runtime
-from bot.server.app import STATE, Engines, runtime_app
+from bot.server.app import SHARED, Engines, runtime_app
 from bot.voice.session import VoiceSession
 from config import Settings, load_settings
 from context.ledger import CallRecord
@@ -79,7 +79,7 @@ async def serve(
     site = web.TCPSite(runner, host, port)
     await site.start()
     server = RunningServer(f"http://{host}:{port}", app, runtime, store)
-    app[STATE].on_voice_session.append(server.voices.append)
+    app[SHARED].on_voice_session.append(server.voices.append)
     try:
         yield server
     finally:

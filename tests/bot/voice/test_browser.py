@@ -22,7 +22,7 @@ import pytest
 from playwright.async_api import BrowserContext, Page, async_playwright
 
 from bot.server.app import Engines
-from bot.server.state import STATE
+from bot.server.shared import SHARED
 from config import Settings, load_settings
 from memory.store import Store
 from models.base import LLM, Tokenizer
@@ -274,7 +274,7 @@ async def test_the_page_says_when_the_calendar_url_cannot_be_refreshed(
         calendar={"url": "http://127.0.0.1:9/cal.ics", "url_allow_private": True},
     )
     async with serve(settings, engines, llm, store) as server:
-        feed = server.app[STATE].calendar_feed
+        feed = server.app[SHARED].calendar_feed
         for _ in range(300):
             if feed.status is not None:
                 break

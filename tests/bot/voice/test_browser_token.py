@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page, async_playwright
 
-from bot.server.app import STATE, Engines
+from bot.server.app import SHARED, Engines
 from config import load_settings
 from memory.store import Store
 from models.base import LLM
@@ -45,7 +45,7 @@ async def test_the_token_leaves_the_address_and_the_page_obeys_its_policy(
     async with serve(settings, engines, llm, store) as server, async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         warming = [True]  # the shared head still being evaluated, as on a first start
-        server.app[STATE].head_warming = lambda: warming[0]
+        server.app[SHARED].head_warming = lambda: warming[0]
         try:
             page = await browser.new_page()
             console: list[str] = []

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.server.app import STATE, Engines
+from bot.server.app import SHARED, Engines
 from bot.voice.session import VoiceSession
 from config import Settings, load_settings
 from memory.store import Store
@@ -45,7 +45,7 @@ async def test_closed_connections_are_freed_with_their_threads(
     llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
     async with serve(voice_settings, engines, llm, store) as server:
         refs: list[weakref.ref[VoiceSession]] = []
-        server.app[STATE].on_voice_session.append(lambda v: refs.append(weakref.ref(v)))
+        server.app[SHARED].on_voice_session.append(lambda v: refs.append(weakref.ref(v)))
         counts = []
         for _ in range(5):
             client = VoiceClient(server.url)
@@ -58,7 +58,7 @@ async def test_closed_connections_are_freed_with_their_threads(
             for session in server.runtime.sessions:
                 await asyncio.wait_for(session.wait_idle(), 60)
             await client.close()
-            await client.wait_for(lambda c: server.app[STATE].connections == {}, 30, "the close")
+            await client.wait_for(lambda c: server.app[SHARED].connections == {}, 30, "the close")
             await asyncio.sleep(0.5)
             server.voices.clear()  # the test harness's own list of them
             gc.collect()
@@ -95,7 +95,7 @@ async def test_an_answered_offer_that_never_connects_frees_its_slot_at_the_deadl
     llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
     with Store.open(settings) as store:
         async with serve(settings, engines, llm, store) as server:
-            connections = server.app[STATE].connections
+            connections = server.app[SHARED].connections
             page = VoiceClient(server.url)
             await page.connect()
             # A real peer that takes its answer and never sets it, so ICE never starts on its

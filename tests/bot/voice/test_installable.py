@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.server.app import STATE, WEB_DIR, Engines
+from bot.server.app import SHARED, WEB_DIR, Engines
 from config import Settings
 from memory.store import Store
 from models.base import LLM
@@ -192,8 +192,8 @@ async def test_at_phone_width_talk_is_at_the_bottom_and_a_dropped_connection_is_
         await page.press("#text", "Enter")
         await page.wait_for_selector("#conn[data-state=connected]", timeout=30_000)
         assert await page.is_hidden("#conn-note")
-        state = server.app[STATE]
-        for conn in list(state.connections.values()):
+        shared = server.app[SHARED]
+        for conn in list(shared.connections.values()):
             await conn.pc.close()
         await text_of(page, "#conn-note", "Connection lost, reconnecting…", timeout=30)
         await page.wait_for_selector("#conn[data-state=connected]", timeout=30_000)

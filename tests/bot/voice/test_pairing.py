@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 
 from bot.cli import main
-from bot.server.app import STATE, Engines
+from bot.server.app import SHARED, Engines
 from bot.server.pairing import COOKIE_MAX_AGE_S, lan_host
 from config import Settings, load_settings
 from memory.devices import token_hash
@@ -217,10 +217,10 @@ class Clock:
 async def test_an_expired_code_is_refused(engines: Engines, tokenizer: Tokenizer) -> None:
     async with running(settings_with(), engines, tokenizer) as server:
         clock = Clock()
-        server.app[STATE].pairing.clock = clock
+        server.app[SHARED].pairing.clock = clock
         # No token set: this machine (a loopback peer) is the owner.
         code = await new_code(server.url)
-        clock.advance(server.app[STATE].pairing.ttl_s + 1)
+        clock.advance(server.app[SHARED].pairing.ttl_s + 1)
         status, data, response = await call(
             server.url, "POST", "/api/pair", body={"code": code, "name": "Kitchen phone"}
         )
@@ -262,7 +262,7 @@ async def test_five_wrong_codes_lock_pairing_even_for_the_right_code(
     async with running(settings_with(), engines, tokenizer) as server:
         url = server.url
         clock = Clock()
-        server.app[STATE].pairing.clock = clock
+        server.app[SHARED].pairing.clock = clock
         code = await new_code(url)
         wrong = f"{(int(code) + 1) % 1_000_000:06d}"
 
@@ -293,7 +293,7 @@ async def test_five_wrong_codes_lock_pairing_even_for_the_right_code(
         status, data, _ = await call(url, "POST", "/api/pair", body={"code": "12", "name": "x"})
         assert status == 400 and "6 digits" in data["reason"]
 
-        clock.advance(server.app[STATE].pairing.lock_s + 1)
+        clock.advance(server.app[SHARED].pairing.lock_s + 1)
         # The lock burned the code: after it, only a new one pairs.
         status, data, _ = await attempt(code, "Sofa laptop")
         assert status == 403 and "no pairing code is waiting" in data["reason"]
@@ -355,7 +355,7 @@ async def test_the_terminal_pairing_command_gets_a_code_from_the_running_server(
         # The command blocks on its request: it runs beside the server's event loop.
         assert await asyncio.to_thread(main, ["pair", "--url", server.url]) == 0
         out = capsys.readouterr().out
-        live = server.app[STATE].pairing.current
+        live = server.app[SHARED].pairing.current
         assert live is not None and f"Pairing code: {live.code}" in out
         assert f"/pair?code={live.code}" in out and "▀" in out  # the QR code, in blocks
         assert await pair(server.url, live.code, "Hall tablet")
@@ -364,7 +364,7 @@ async def test_the_terminal_pairing_command_gets_a_code_from_the_running_server(
         assert await asyncio.to_thread(main, ["pair", "--url", guarded.url, "--no-qr"]) == 1
         err = capsys.readouterr().err
         assert "gave no pairing code" in err and "missing or wrong token" in err
-        assert guarded.app[STATE].pairing.current is None
+        assert guarded.app[SHARED].pairing.current is None
     # With no server to ask, it says so.
     assert main(["pair", "--url", server.url]) == 1
     assert "cannot reach Annie's server" in capsys.readouterr().err

@@ -23,12 +23,12 @@ from bot.server.app import Engines
 from config import Settings, load_settings
 from context.state_answers import NOTHING_PENDING
 from memory.store import Store
-from models import TurnDetector, load_turn_detector
+from models import EndOfTurnDetector, load_end_of_turn_detector
 from models.base import LLM, STT, TTS, VAD, Pcm, Tokenizer
+from models.end_of_turn import SmartTurnDetector, find_smart_turn
 from models.fakes import ScriptedLLM
 from models.llama_log import quiet_stderr
 from models.llm import LlamaLLM
-from models.turn import SmartTurnDetector, find_smart_turn
 from testkit.peer import VoiceClient, speak_48k
 from tests.bot.voice.conftest import RunningServer, serve
 
@@ -50,14 +50,14 @@ def pausing(longest_ms: int, **context: int) -> Settings:
 
 
 @pytest.fixture(scope="module")
-def detector() -> TurnDetector:
+def detector() -> EndOfTurnDetector:
     """Smart Turn with a bar no pause reaches: turns end on the longest pause."""
-    return load_turn_detector(pausing(3000))
+    return load_end_of_turn_detector(pausing(3000))
 
 
 @pytest.fixture
-def engines(stt: STT, tts: TTS, vad: VAD, detector: TurnDetector) -> Iterator[Engines]:
-    yield Engines(stt=stt, tts=tts, vad=vad, turn=detector)
+def engines(stt: STT, tts: TTS, vad: VAD, detector: EndOfTurnDetector) -> Iterator[Engines]:
+    yield Engines(stt=stt, tts=tts, vad=vad, end_of_turn=detector)
 
 
 def silence(seconds: float) -> np.ndarray:
@@ -85,7 +85,7 @@ async def prepared(server: RunningServer, client: VoiceClient) -> None:
 class ToldDetector(SmartTurnDetector):
     """Smart Turn whose "finished" comes when the test says the pause is over, so that the
     turn ends after the answer was prepared however slow this machine is. A fake for timing
-    only: the real verdicts are tested in tests/models/test_turn_detector.py and, through the
+    only: the real verdicts are tested in tests/models/test_end_of_turn.py and, through the
     server, in test_semantic_turns.py."""
 
     def __init__(self) -> None:
@@ -102,7 +102,7 @@ async def test_a_status_answer_prepared_in_the_pause_is_played_at_the_turns_end(
 ) -> None:
     llm = ScriptedLLM(tokenizer, lambda prompt: POEM)
     told = ToldDetector()
-    engines = Engines(stt=stt, tts=tts, vad=vad, turn=told)
+    engines = Engines(stt=stt, tts=tts, vad=vad, end_of_turn=told)
     settings = load_settings(context={"window": 4096}, vad={"turn_max_silence_ms": 60000})
     async with serve(settings, engines, llm, store) as server:
         client = VoiceClient(server.url)

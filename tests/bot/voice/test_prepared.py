@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from bot.voice.aloud import spoken_pieces
 from bot.voice.prepared import FIXED_PHRASES, PreparedVoice
-from bot.voice.spoken import spoken_pieces
 from context.state_answers import NOTHING_PENDING
 from models.base import TTS, AudioChunk
 

@@ -10,8 +10,8 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from bot.reminders.gaps import REMINDER_GAP_S
 from bot.server.app import Engines
-from bot.voice.reminders import REMINDER_GAP_S
 from config import Settings, load_settings
 from memory.rows import from_iso, utc_now
 from memory.store import Store

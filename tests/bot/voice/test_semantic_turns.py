@@ -17,11 +17,11 @@ import pytest
 from bot.server.app import Engines
 from config import Settings, load_settings
 from memory.store import Store
-from models import TurnDetector, load_turn_detector, load_words_turn
+from models import EndOfTurnDetector, load_end_of_turn_detector, load_end_of_turn_words
 from models.base import STT, TTS, VAD, Pcm, Tokenizer
+from models.end_of_turn_words import EndOfTurnWords
 from models.fakes import ScriptedLLM
 from models.pcm import resample
-from models.words_turn import WordsTurn
 from testkit import pause_fixtures
 from testkit.peer import VoiceClient, speak_48k
 from testkit.turn_fixtures import CLIPS, RATE, read_clip
@@ -29,24 +29,26 @@ from tests.bot.voice.conftest import serve
 
 
 @pytest.fixture(scope="module")
-def detector(model_settings: Settings) -> TurnDetector:
-    return load_turn_detector(model_settings)
+def detector(model_settings: Settings) -> EndOfTurnDetector:
+    return load_end_of_turn_detector(model_settings)
 
 
 @pytest.fixture
-def semantic(stt: STT, tts: TTS, vad: VAD, detector: TurnDetector) -> Iterator[Engines]:
-    yield Engines(stt=stt, tts=tts, vad=vad, turn=detector)
+def semantic(stt: STT, tts: TTS, vad: VAD, detector: EndOfTurnDetector) -> Iterator[Engines]:
+    yield Engines(stt=stt, tts=tts, vad=vad, end_of_turn=detector)
 
 
 @pytest.fixture(scope="module")
-def words(model_settings: Settings) -> WordsTurn:
-    return load_words_turn(model_settings)
+def words(model_settings: Settings) -> EndOfTurnWords:
+    return load_end_of_turn_words(model_settings)
 
 
 @pytest.fixture
-def judged(stt: STT, tts: TTS, vad: VAD, detector: TurnDetector, words: WordsTurn) -> Engines:
+def judged(
+    stt: STT, tts: TTS, vad: VAD, detector: EndOfTurnDetector, words: EndOfTurnWords
+) -> Engines:
     """The detector and the words' model together, as `serve` loads them."""
-    return Engines(stt=stt, tts=tts, vad=vad, turn=detector, words=words)
+    return Engines(stt=stt, tts=tts, vad=vad, end_of_turn=detector, words=words)
 
 
 def mic(pcm: Pcm, silence_s: float = 0.0) -> np.ndarray:
@@ -210,7 +212,7 @@ async def test_a_rising_question_ends_where_words_and_audio_agree(
             "turn_threshold": 0.99,
         },
     )
-    strict = replace(judged, turn=load_turn_detector(settings))
+    strict = replace(judged, end_of_turn=load_end_of_turn_detector(settings))
     llm = ScriptedLLM(tokenizer, lambda prompt: "Okay.")
     async with serve(settings, strict, llm, store) as server:
         client = VoiceClient(server.url)

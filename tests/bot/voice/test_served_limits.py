@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 
-from bot.server.state import Engines, session_limit
+from bot.server.shared import Engines, session_limit
 from config import load_settings
 from memory.store import Store
 from models import LLM, load_llm

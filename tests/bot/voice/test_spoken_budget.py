@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bot.server.app import Engines
-from bot.voice.spoken import NOTICES, REST_ON_PAGE
+from bot.voice.aloud import NOTICES, REST_ON_PAGE
 from bot.voice.timing import TurnClock
 from bot.voice.types import new_turn_id
 from config import Settings, load_settings

@@ -51,7 +51,7 @@ _INSTALL_FIX = "pip install --no-deps 'pipecat-ai>=1.14,<2' (./start.sh does thi
 Features = Callable[..., npt.NDArray[np.float32]]
 
 
-class TurnDetector(ABC):
+class EndOfTurnDetector(ABC):
     """Says how likely it is that 16 kHz mono speech ends a finished turn.
 
     `complete_probability` blocks for one model run (about 50 ms of CPU on one core here);
@@ -79,7 +79,7 @@ def _pipecat_root() -> Path:
     spec = importlib.util.find_spec("pipecat")
     if spec is None or not spec.submodule_search_locations:
         raise ModelError(
-            f"the turn detector needs the pipecat-ai package (it ships {MODEL_FILE} and its "
+            f"the end-of-turn detector needs the pipecat-ai package (it ships {MODEL_FILE} and its "
             f"feature extraction), which is not installed. Fix: {_INSTALL_FIX}"
         )
     return Path(next(iter(spec.submodule_search_locations)))
@@ -94,7 +94,7 @@ def find_smart_turn(configured: str = "") -> Path:
         path = Path(configured).expanduser()
         if not path.is_file():
             raise ModelError(
-                f"turn detector model not found: {path} does not exist. Fix: point "
+                f"end-of-turn detector model not found: {path} does not exist. Fix: point "
                 "models.turn_path at a Smart Turn v3 .onnx file, or leave it empty to use "
                 f"the {MODEL_FILE} that pipecat-ai ships"
             )
@@ -102,7 +102,7 @@ def find_smart_turn(configured: str = "") -> Path:
     path = _pipecat_root() / _MODEL_IN_PACKAGE
     if not path.is_file():
         raise ModelError(
-            f"turn detector model not found: {path} does not exist (pipecat-ai is installed "
+            f"end-of-turn detector model not found: {path} does not exist (pipecat-ai is installed "
             f"but without it). Fix: pip install --force-reinstall 'pipecat-ai>=1.14,<2', or "
             "set models.turn_path to a Smart Turn v3 .onnx file"
         )
@@ -144,7 +144,7 @@ def last_window(pcm: Pcm) -> Pcm:
     return np.concatenate([np.zeros(n - len(audio), dtype=np.float32), audio])
 
 
-class SmartTurnDetector(TurnDetector):
+class SmartTurnDetector(EndOfTurnDetector):
     """Smart Turn v3 on onnxruntime: one session, shared by every connection.
 
     onnxruntime's `InferenceSession.run` may be called from several threads at once, and the
@@ -161,7 +161,7 @@ class SmartTurnDetector(TurnDetector):
         self.threshold = threshold
         if not path.is_file():
             raise ModelError(
-                f"turn detector model not found: {path} does not exist. Fix: point "
+                f"end-of-turn detector model not found: {path} does not exist. Fix: point "
                 f"models.turn_path at a Smart Turn v3 .onnx file, or {_INSTALL_FIX}"
             )
         self._features = pipecat_features()
@@ -184,14 +184,15 @@ class SmartTurnDetector(TurnDetector):
             )
         except Exception as exc:
             raise ModelError(
-                f"could not load the turn detector model {path}: {exc}. Fix: {_INSTALL_FIX}, "
+                f"could not load the end-of-turn detector model {path}: {exc}. "
+                f"Fix: {_INSTALL_FIX}, "
                 "or set models.turn_path to a Smart Turn v3 .onnx file"
             ) from exc
         inputs = {i.name: i.shape for i in self._session.get_inputs()}
         shape: Any = inputs.get("input_features")
         if shape is None or list(shape)[1:] != [80, WINDOW_S * 100]:
             raise ModelError(
-                f"turn detector model {path} has inputs {inputs}; expected Smart Turn v3 "
+                f"end-of-turn detector model {path} has inputs {inputs}; expected Smart Turn v3 "
                 f"(input_features of shape [batch, 80, {WINDOW_S * 100}])"
             )
 
@@ -202,7 +203,7 @@ class SmartTurnDetector(TurnDetector):
 
     def complete_probability(self, pcm: Pcm) -> float:
         if np.asarray(pcm).size == 0:
-            raise ValueError("the turn detector needs some audio to judge, got none")
+            raise ValueError("the end-of-turn detector needs some audio to judge, got none")
         (out, *_) = self._session.run(None, {"input_features": self.features(pcm)})
         # The model ends in a sigmoid: the output is already a probability.
         return float(np.asarray(out).reshape(-1)[0])

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.voice.spoken import (
+from bot.voice.aloud import (
     LINK,
     NOTICES,
     REST_ON_PAGE,

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from config import Settings
-from models import ModelError, TurnDetector, load_turn_detector
-from models.turn import MODEL_FILE, SmartTurnDetector, find_smart_turn, last_window
+from models import EndOfTurnDetector, ModelError, load_end_of_turn_detector
+from models.end_of_turn import MODEL_FILE, SmartTurnDetector, find_smart_turn, last_window
 from testkit.turn_fixtures import CLIPS, RATE, TurnClip, read_clip
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,13 +54,13 @@ def _child(script: str, **env: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def detector(model_settings: Settings) -> TurnDetector:
-    return load_turn_detector(model_settings)
+def detector(model_settings: Settings) -> EndOfTurnDetector:
+    return load_end_of_turn_detector(model_settings)
 
 
 @pytest.mark.parametrize("clip", [_case(c) for c in CLIPS])
 def test_finished_turns_are_complete_and_paused_ones_are_not(
-    detector: TurnDetector, clip: TurnClip
+    detector: EndOfTurnDetector, clip: TurnClip
 ) -> None:
     p = detector.complete_probability(read_clip(clip))
     assert 0.0 <= p <= 1.0
@@ -68,7 +68,7 @@ def test_finished_turns_are_complete_and_paused_ones_are_not(
 
 
 def test_half_a_second_of_silence_settles_the_status_question(
-    detector: TurnDetector, model_settings: Settings
+    detector: EndOfTurnDetector, model_settings: Settings
 ) -> None:
     """Asking again as the silence grows is what rescues the borderline question, and the
     paused sentences are still unfinished at that point by the surer bar a recheck needs (past
@@ -82,17 +82,17 @@ def test_half_a_second_of_silence_settles_the_status_question(
         assert (p > bar) == clip.complete, f"{clip.name} at 500 ms: p={p:.3f}, bar {bar}"
 
 
-def test_probabilities_equal_pipecats_own_analyzer(detector: TurnDetector) -> None:
+def test_probabilities_equal_pipecats_own_analyzer(detector: EndOfTurnDetector) -> None:
     """The same numbers as `LocalSmartTurnAnalyzerV3` from the same audio: its windowing and
     features are ours. It runs in a child process because importing pipecat replaces
     asyncio.wait_for (Python < 3.12) in the importing process. The analyzer is given our
-    onnxruntime session, which keeps the int8 graph unfused (see models/turn.py): with the
+    onnxruntime session, which keeps the int8 graph unfused (see models/end_of_turn.py): with the
     default fused kernels the figures depend on the CPU, not on the code compared here."""
     script = (
         "import json, sys\n"
         "from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import "
         "LocalSmartTurnAnalyzerV3\n"
-        "from models.turn import SmartTurnDetector, find_smart_turn\n"
+        "from models.end_of_turn import SmartTurnDetector, find_smart_turn\n"
         "from testkit.turn_fixtures import CLIPS, read_clip\n"
         "a = LocalSmartTurnAnalyzerV3(sample_rate=16000)\n"
         "a._session = SmartTurnDetector(find_smart_turn())._session\n"
@@ -113,14 +113,15 @@ def test_loading_it_leaves_asyncio_alone(annie_home: Path) -> None:
         "import asyncio, sys\n"
         "import numpy as np\n"
         "from config import load_settings\n"
-        "from models import load_turn_detector\n"
-        "load_turn_detector(load_settings()).complete_probability(np.zeros(16000, np.float32))\n"
+        "from models import load_end_of_turn_detector\n"
+        "detector = load_end_of_turn_detector(load_settings())\n"
+        "detector.complete_probability(np.zeros(16000, np.float32))\n"
         "print('pipecat' in sys.modules, asyncio.wait_for.__module__)\n"
     )
     assert _child(script, ANNIE_HOME=str(annie_home)).split() == ["False", "asyncio.tasks"]
 
 
-def test_one_session_serves_threads_at_once(detector: TurnDetector) -> None:
+def test_one_session_serves_threads_at_once(detector: EndOfTurnDetector) -> None:
     clips = [read_clip(c) for c in CLIPS] * 2
     alone = [detector.complete_probability(pcm) for pcm in clips]
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -128,12 +129,12 @@ def test_one_session_serves_threads_at_once(detector: TurnDetector) -> None:
     assert together == alone
 
 
-async def test_judge_runs_in_a_worker_thread(detector: TurnDetector) -> None:
+async def test_judge_runs_in_a_worker_thread(detector: EndOfTurnDetector) -> None:
     pcm = read_clip(CLIPS[0])
     assert await detector.judge(pcm) == detector.complete_probability(pcm)
 
 
-def test_only_the_last_eight_seconds_count(detector: TurnDetector) -> None:
+def test_only_the_last_eight_seconds_count(detector: EndOfTurnDetector) -> None:
     pcm = read_clip(CLIPS[0])
     window = last_window(pcm)  # silence in front, up to 8 s
     assert len(window) == 8 * RATE

@@ -1,10 +1,10 @@
 """Whether a pause ends the speaker's turn: the audio's verdict and the words' together.
 
-Smart Turn (`models.turn`) hears prosody; the words' model (`models.words_turn`) reads the
-transcript. Each fails where the other is strong: "Remind me to call," sounds finished and reads
-unfinished; Piper's rising "Are there any tasks pending on me?" sounds unfinished for a while
-and reads finished. The decision, taken once the pause's transcript is in (the answer needs it
-anyway):
+Smart Turn (`models.end_of_turn`) hears prosody; the words' model (`models.end_of_turn_words`)
+reads the transcript. Each fails where the other is strong: "Remind me to call," sounds finished
+and reads unfinished; Piper's rising "Are there any tasks pending on me?" sounds unfinished for
+a while and reads finished. The decision, taken once the pause's transcript is in (the answer
+needs it anyway):
 
 - **hold** when the words read unfinished: the word rules (`reads_unfinished`: a trailing
   comma, "and", "the", "um") or a chance of ending under `turn_words_hold`. Only the pause's

@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 
-from bot.turn.reminders import clock_time
-from context.spoken import count_words
+from bot.reminders.announcement import clock_time
 from context.state import StateResult
+from context.wording import count_words
 from memory.db import NotFoundError, StoreError
 from memory.rows import ReminderRow, utc_now
 from memory.store import Store

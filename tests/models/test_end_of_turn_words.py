@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from config import Settings
-from models import load_words_turn
-from models.words_turn import WordsTurn
+from models import load_end_of_turn_words
+from models.end_of_turn_words import EndOfTurnWords
 
 HOLD = Settings().vad.turn_words_hold
 
@@ -20,28 +20,28 @@ WHOLE = ["What time is it?", "Can you tell me about the weather in Paris today?"
 
 
 @pytest.fixture(scope="module")
-def words(model_settings: Settings) -> WordsTurn:
-    return load_words_turn(model_settings)
+def words(model_settings: Settings) -> EndOfTurnWords:
+    return load_end_of_turn_words(model_settings)
 
 
 @pytest.mark.parametrize("fragment", FRAGMENTS)
-def test_a_sentence_stopped_midway_reads_unfinished(words: WordsTurn, fragment: str) -> None:
+def test_a_sentence_stopped_midway_reads_unfinished(words: EndOfTurnWords, fragment: str) -> None:
     assert words.finished_probability(fragment) < HOLD
 
 
 @pytest.mark.parametrize("whole", WHOLE)
-def test_a_whole_request_reads_finished(words: WordsTurn, whole: str) -> None:
+def test_a_whole_request_reads_finished(words: EndOfTurnWords, whole: str) -> None:
     assert words.finished_probability(whole) > 5 * HOLD
 
 
-def test_the_recognizers_closing_punctuation_and_case_say_nothing(words: WordsTurn) -> None:
+def test_the_recognizers_closing_punctuation_and_case_say_nothing(words: EndOfTurnWords) -> None:
     plain = words.finished_probability("remind me to call")
     assert words.finished_probability("Remind me to call.") == pytest.approx(plain, abs=1e-6)
     assert words.finished_probability("Remind me to call?") == pytest.approx(plain, abs=1e-6)
     assert words.finished_probability("  ") == 1.0
 
 
-def test_calls_from_many_threads_give_the_numbers_one_call_gives(words: WordsTurn) -> None:
+def test_calls_from_many_threads_give_the_numbers_one_call_gives(words: EndOfTurnWords) -> None:
     texts = FRAGMENTS + WHOLE
     alone = [words.finished_probability(t) for t in texts]
     with ThreadPoolExecutor(4) as pool:

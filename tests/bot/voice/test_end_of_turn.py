@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.voice.turn_decision import decide, worth_words
+from bot.voice.end_of_turn import decide, worth_words
 from config import Settings
 
 VAD = Settings().vad

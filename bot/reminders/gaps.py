@@ -1,4 +1,4 @@
-"""Reminders on a voice connection: waiting for a gap, then saying them as Annie's own turn.
+"""Finding the gap on a voice connection to say reminders in, as Annie's own turn.
 
 A reminder must never be said over the user or cut into Annie's own answer. `GapWaiter` is
 told when reminders fall due (`request`, at the conversation's `RemindersDue`) and whenever
@@ -6,7 +6,7 @@ the line may have changed (`changed`: a turn began or ended, hearing reported so
 page opened). It looks at the voice session's `busy()` test only then, never on a timer of its
 own, and starts the announcement once the line has been quiet for `REMINDER_GAP_S`; a turn
 that slips in first sends it back to wait for the next gap. The announcement itself is a
-`SayReminders` turn of the conversation (`bot.voice.session`).
+`SayReminders` turn of the conversation, sent by the voice session (`bot.voice.session`).
 """
 
 from __future__ import annotations
