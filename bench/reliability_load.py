@@ -64,21 +64,24 @@ class _Soak:
     samples: list[tuple[float, ProcStats]] = field(default_factory=list)
 
 
-async def run_soak(server: ServerProcess, speech: Speech, minutes: float) -> dict[str, Any]:
+async def run_soak(
+    server: ServerProcess, speech: Speech, minutes: float, warm_up_s: float = WARM_UP_S
+) -> dict[str, Any]:
     questions = [q for pair in zip(STATE_QUESTIONS, MODEL_QUESTIONS, strict=True) for q in pair]
     clips = [await speech.clip(q) for q in questions]
     long_clip, stop_clip = await speech.clip(LONG_QUESTION), await speech.clip(INTERRUPTION)
     got = _Soak()
     client = await connect(server.url)
     try:
-        # Warm-up: a minute of the same mix, unmeasured. The first turns of each kind, the
-        # first long answer and the first reconnects pay for loading and first-time memory
-        # (allocator arenas, the engines' scratch buffers, the first saved model states);
-        # in runs so far resident memory rose for about 40 s and then held level.
+        # Warm-up: a minute of the same mix, unmeasured (the suite's short form takes less).
+        # The first turns of each kind, the first long answer and the first reconnects pay for
+        # loading and first-time memory (allocator arenas, the engines' scratch buffers, the
+        # first saved model states); in runs so far resident memory rose for about 40 s and
+        # then held level.
         warm = _Soak()
         t0 = time.monotonic()
         i = 0
-        while time.monotonic() - t0 < WARM_UP_S:
+        while time.monotonic() - t0 < warm_up_s:
             i += 1
             client = await _act(i, client, server.url, clips, (long_clip, stop_clip), warm, 0.0)
         # Both ends are read with no client connected and the server at rest, so that the

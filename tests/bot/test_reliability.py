@@ -1,7 +1,7 @@
 """The reliability bench in the suite: the real server in a child process, scaled down.
 
-A kill at each of five moments, a two-minute soak, `max_sessions` clients at once, disconnects
-mid-work and every hostile input (20 s of silence instead of ten minutes), each with the
+A kill at each of five moments, a one-minute soak, `max_sessions` clients at once, disconnects
+mid-work and every hostile input (10 s of silence instead of ten minutes), each with the
 targets of issue 13 as assertions. A failure names what was sent and what came back.
 """
 
@@ -67,10 +67,12 @@ async def test_a_kill_at_each_moment_loses_no_completed_turn(
     assert reached == dict.fromkeys(MOMENTS, 1), reached
 
 
-async def test_two_minute_soak(tmp_path: Path, speech: Speech) -> None:
+async def test_a_one_minute_soak(tmp_path: Path, speech: Speech) -> None:
+    # The suite's short form: half a minute of warm-up, a minute measured (one reconnect and
+    # one barge-in at least). Growth over hours is the bench's: `bench reliability --minutes N`.
     with ServerProcess(tmp_path / "soak") as server:
         server.start()
-        s = await run_soak(server, speech, 2.0)
+        s = await run_soak(server, speech, 1.0, warm_up_s=30.0)
     assert s["failed"] == 0, s["failures"]
     assert s["turns"] >= 4 and s["reconnects"] >= 1 and s["barge_ins"] >= 1
     # Resident memory may grow by the saved model states (bounded by models.llm_checkpoints,
@@ -141,7 +143,7 @@ async def test_hostile_data_channel(up: ServerProcess) -> None:
 
 
 async def test_hostile_audio(up: ServerProcess, speech: Speech) -> None:
-    cases = await media.audio_cases(up, speech, silence_s=20.0)
+    cases = await media.audio_cases(up, speech, silence_s=10.0)
     assert len(cases) == 6
     assert _failed(cases) == [], _failed(cases)
 
