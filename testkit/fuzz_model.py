@@ -409,7 +409,9 @@ class ModelOutputFuzz:
         if unreadable and not any(e.message for e in unreadable):
             report.fail("an unreadable call with no reason", shown(reply))
         after = _counts(db)
-        self._writes(before, after, ran, reply)
+        # A row with no call that ran names the results that said the call failed.
+        errors = "; ".join(r.preview[:120] for r in results if not r.ok)
+        self._writes(before, after, ran, f"{shown(reply)} errors: [{errors}]")
         if missing_turns(db, [done[0].turn_id]):
             report.fail("a completed turn's answer is not in the store", shown(reply))
         if seconds > cap:
@@ -424,7 +426,7 @@ class ModelOutputFuzz:
         return f"new notes: {rows}"
 
     def _writes(
-        self, before: dict[str, int], after: dict[str, int], ran: dict[str, int], reply: str
+        self, before: dict[str, int], after: dict[str, int], ran: dict[str, int], shown_as: str
     ) -> None:
         """Rows appear only as far as the calls that ran say, and nothing is deleted."""
         from memory.approvals import needs_approval
@@ -436,15 +438,15 @@ class ModelOutputFuzz:
                 rows = self._new_notes(before["last note"]) if table == "notes" else ""
                 self.report.fail(
                     f"{table}: {grew:+d} rows for {allowed} calls that ran",
-                    f"{shown(reply)} {rows}",
+                    f"{shown_as} {rows}",
                 )
         asked = sum(n for name, n in ran.items() if needs_approval(name))
         grew = after["approvals"] - before["approvals"]
         if grew < 0 or grew > asked:
-            self.report.fail(f"approvals: {grew:+d} rows for {asked} gated calls", shown(reply))
+            self.report.fail(f"approvals: {grew:+d} rows for {asked} gated calls", shown_as)
         finished = after["tasks done"] - before["tasks done"]
         if finished < 0 or finished > ran.get("complete_task", 0):
-            self.report.fail(f"{finished:+d} tasks marked done without a call", shown(reply))
+            self.report.fail(f"{finished:+d} tasks marked done without a call", shown_as)
 
 
 def model_output(cases: int, seed: int, home: Path, *, tokenizer: Any = None) -> SurfaceReport:

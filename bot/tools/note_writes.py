@@ -129,38 +129,41 @@ def write_note(
     else:
         old = corrected_note(store, text, origin.said, embedding)
     sensitivity = "private" if private or asks_private(origin.said) else "normal"
-    twin = _current_twin(store, text)
-    if twin is not None:
-        return _settle(store, twin, old, origin, sensitivity)
-    note_id = store.notes.add(text, kind=kind, source=origin.source, embedding=embedding)
-    prov = store.provenance.of([old.id]) if old is not None else {}
-    version = prov[old.id].version + 1 if old is not None and old.id in prov else 1
-    store.provenance.stamp(
-        note_id,
-        version=version,
-        confidence=confidence(text, origin.said) if trust is None else trust,
-        sensitivity=sensitivity,
-        expires_at=expires_at or "",
-        source_event=origin.source_event,
-    )
-    meta: dict[str, Any] = {"version": version, "sensitivity": sensitivity}
-    data: dict[str, Any] = {"id": note_id}
-    said = f"Saved {note_id}" + (" (private)" if sensitivity == "private" else "")
-    if old is not None:
-        store.notes.supersede(old.id, note_id)
-        meta["replaces"] = data["replaces"] = old.id
-        text_out = f"{said}; it replaces {old.id} ('{old.text[:80]}'), which is no longer used."
-    elif (against := _contradicted(store, text)) is not None:
-        store.provenance.flag(note_id, against.id)
-        meta["contradicts"] = data["contradicts"] = against.id
-        text_out = (
-            f"{said}, but it contradicts {against.id} ('{against.text[:80]}'). Both are kept. "
-            "Ask the user which one is right."
+    # One transaction: a write that fails part way (a locked or full database) leaves no note
+    # behind its error, so the model is never told "failed" about a note that was kept.
+    with store.write():
+        twin = _current_twin(store, text)
+        if twin is not None:
+            return _settle(store, twin, old, origin, sensitivity)
+        note_id = store.notes.add(text, kind=kind, source=origin.source, embedding=embedding)
+        prov = store.provenance.of([old.id]) if old is not None else {}
+        version = prov[old.id].version + 1 if old is not None and old.id in prov else 1
+        store.provenance.stamp(
+            note_id,
+            version=version,
+            confidence=confidence(text, origin.said) if trust is None else trust,
+            sensitivity=sensitivity,
+            expires_at=expires_at or "",
+            source_event=origin.source_event,
         )
-    else:
-        text_out = f"{said}."
-    _log(store, origin, note_id, text, meta)
-    return ToolOutput(text_out, data=data)
+        meta: dict[str, Any] = {"version": version, "sensitivity": sensitivity}
+        data: dict[str, Any] = {"id": note_id}
+        said = f"Saved {note_id}" + (" (private)" if sensitivity == "private" else "")
+        if old is not None:
+            store.notes.supersede(old.id, note_id)
+            meta["replaces"] = data["replaces"] = old.id
+            text_out = f"{said}; it replaces {old.id} ('{old.text[:80]}'), which is no longer used."
+        elif (against := _contradicted(store, text)) is not None:
+            store.provenance.flag(note_id, against.id)
+            meta["contradicts"] = data["contradicts"] = against.id
+            text_out = (
+                f"{said}, but it contradicts {against.id} ('{against.text[:80]}'). Both are kept. "
+                "Ask the user which one is right."
+            )
+        else:
+            text_out = f"{said}."
+        _log(store, origin, note_id, text, meta)
+        return ToolOutput(text_out, data=data)
 
 
 def _settle(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -227,6 +228,31 @@ async def test_get_context_reads_the_event_log_by_id_and_offset(tmp_path: Path) 
     )
     ok, content, _ = await run("get_context", {}, c)
     assert not ok
+    store.close()
+
+
+async def test_a_note_whose_write_fails_part_way_leaves_nothing_behind_its_error(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "annie.db")
+    sid = store.sessions.start()
+    c = ToolEnv(settings=load_settings(), store=store, session_id=sid)
+    # The file refuses the note's provenance (written after the note's row), as a full disk
+    # or a failing device would, from another connection as another process would set it.
+    with sqlite3.connect(tmp_path / "annie.db") as other:
+        other.execute(
+            "CREATE TRIGGER refuse BEFORE UPDATE OF updated_at ON notes "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+    ok, content, _ = await run("save_note", {"text": "the gate code is 4411"}, c)
+    assert not ok and "full" in content, content
+    assert store.notes.search("gate code", limit=5) == []
+    assert store.events.find(sid, kinds=["note_write"]) == []
+    with sqlite3.connect(tmp_path / "annie.db") as other:
+        other.execute("DROP TRIGGER refuse")
+    ok, content, data = await run("save_note", {"text": "the gate code is 4411"}, c)
+    assert ok and content.startswith("Saved"), content
+    assert [h.id for h in store.notes.search("gate code", limit=5)] == [data["id"]]
     store.close()
 
 
