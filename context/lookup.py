@@ -146,6 +146,79 @@ def strongest(item: str, records: list[Record]) -> Record | None:
     return scored[0][1]
 
 
+# The words of a question about a record that are not the record's own: how it is asked
+# ("did I already", "is that on my to-do", "what time does it start"), never which record.
+_ASKING = frozenset(
+    _content(
+        "did do does done doing have has had yet already still ever remember remembered supposed "
+        "meant going get got put write written wrote down sorted sort todo to-do list lists on "
+        "anywhere somewhere time when what day date week weekend today tomorrow yesterday "
+        "tonight morning afternoon evening night last next this start starts starting begin "
+        "happen happening okay ok um uh so hey wait sure think wondering need needs supposed"
+    )
+)
+# A clause that asks: it opens with a question word or an inverted verb, after any filler,
+# wherever it stands in the sentence ("the envelope check, did I book that").
+_ASKS = re.compile(
+    r"^(?:(?:okay|ok|so|um|uh|hey|annie|and|but|quick question|just|wait|sorry|oh|right)\s+)*"
+    r"(?:did|do|does|have|has|had|is|are|was|were|am|when|when's|what|what's|where|where's"
+    r"|which|any|anything|how long|how soon)\b"
+)
+_CLAUSES = re.compile(r"[,;:.!?\u2013\u2014]+|\s-\s|\b(?:wondering|wonder)\b")
+
+
+# Asking what was said or decided, what someone thinks, or for a judgement ("is it too late to
+# ring Mum"): the conversation's, not a record's.
+_TALK = re.compile(
+    r"\b(?:decide|decided|agree|agreed|say|said|talk|talked|discuss|discussed|tell|told"
+    r"|mention|mentioned|think|thought|feel|felt|reckon|suggest|suggested|advice|opinion"
+    r"|should|could|would|can i|can we|too (?:late|early|soon)"
+    r"|is it (?:ok|okay|worth|fine|safe|wise|possible|normal))\b"
+)
+
+
+def asks(text: str) -> bool:
+    """Whether `text` (as said, punctuation kept) asks something: it ends with a question mark
+    or one of its clauses opens as a question. "The insurance is due Thursday" does not."""
+    said = fold(text).lower().replace("\u2019", "'").strip()
+    if said.endswith("?"):
+        return True
+    return any(_ASKS.match(c.strip()) for c in _CLAUSES.split(said))
+
+
+def named_record(text: str, core: str, records: list[Record]) -> Record | None:
+    """The one record a question names in words of its own ("the envelope fabric check, did I
+    book that" and "Book envelope fabric inspection – G-INES"), or None: at least two of the
+    record's words said, one of them said of no other record, and no other record named by as
+    many. For a sentence no rule placed, as said (`text`) and normalized (`core`)."""
+    if not records or not asks(text) or _TALK.search(core):
+        return None
+    named = [w for w in _content(core) if w not in _ASKING]
+    said = frozenset(f for w in named for f in forms(w))
+    if not said:
+        return None
+    titles = [frozenset(_content(r.title)) for r in records]
+    # How many records hold each word: a word only one holds tells which record is meant.
+    df: dict[str, int] = {}
+    for t in titles:
+        for w in t:
+            df[w] = df.get(w, 0) + 1
+    scored: list[tuple[int, Record]] = []
+    for record, title in zip(records, titles, strict=True):
+        held = [w for w in title if forms(w) & said]
+        # Most of what the question names is the record's: "the weather for Kofi's flight to
+        # Lagos" asks about the weather, whatever it shares with "Call Kofi's mum re: Lagos
+        # flights".
+        kept = frozenset(f for h in held for f in forms(h))
+        told = sum(1 for w in named if forms(w) & kept)
+        if len(held) >= 2 and any(df[w] == 1 for w in held) and told * 2 >= len(named):
+            scored.append((len(held), record))
+    scored.sort(key=lambda p: -p[0])
+    if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    return scored[0][1]
+
+
 def task_records(tasks: list[TaskRow]) -> list[Record]:
     return [Record(t.id, t.title, "task", t.due, t.status == "done") for t in tasks]
 
@@ -343,6 +416,7 @@ __all__ = [
     "done_answer",
     "find",
     "membership_answer",
+    "named_record",
     "reminder_records",
     "strongest",
     "task_records",

@@ -18,6 +18,7 @@ chain of answerers resolves it before the state path.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections.abc import Callable
@@ -32,8 +33,10 @@ from context.intent_specs import (
     CANT_READ_SCHEDULE,
     CANT_READ_TASKS,
     Asked,
+    Match,
     Sources,
 )
+from context.normalize import normalize
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResult
 from context.state_rules import Routed, route
 from context.wording import count_words, join_spoken, spoken_date, spoken_time, spoken_when
@@ -60,6 +63,16 @@ __all__ = [
     "spoken_time",
     "spoken_when",
 ]
+
+
+# How a question about one named record asks: whether it is done, or whether it is there.
+_DONE = re.compile(
+    r"\b(?:(?:did|have|has) (?:i|we)|yet|already|done|finished|sorted|dealt with"
+    r"|taken care of|handled|completed?)\b"
+)
+_LISTED = re.compile(
+    r"\b(?:list|todo|to do|reminders?|noted|note|written down|write down|wrote down|put)\b"
+)
 
 
 class StateResolver:
@@ -100,20 +113,48 @@ class StateResolver:
         start = time.perf_counter()
         at = (now or datetime.now()).astimezone()
         routed = route(text, self.intents)
-        if routed.match is None:
-            return None, routed
-        result = self._render(Asked(routed.match, at, text, session_id))
-        if result is None and routed.match.loose:
+        result = None
+        if routed.match is not None:
+            result = self._render(Asked(routed.match, at, text, session_id))
+        if result is None and routed.match is not None and routed.match.loose:
             # No record holds an item named in words that may be about the world: the
             # sentence is placed as if that rule did not exist (the classifier may know it).
             routed = route(text, self.intents, loose=False)
-            if routed.match is None:
-                return None, routed
-            result = self._render(Asked(routed.match, at, text, session_id))
+            if routed.match is not None:
+                result = self._render(Asked(routed.match, at, text, session_id))
+        if routed.match is None and routed.how in ("model", "unsure"):
+            routed = self._by_record(text, at, routed)
+            if routed.match is not None:
+                result = self._render(Asked(routed.match, at, text, session_id))
         if result is None:
             return None, routed
         result.latency_ms = (time.perf_counter() - start) * 1000.0
         return result, routed
+
+    def _by_record(self, text: str, at: datetime, routed: Routed) -> Routed:
+        """A question no rule placed that names one of the user's records in words of its
+        own (`lookup.named_record`): looked up as that record, asked the way the sentence
+        asks (done or not, when, or whether it is there). Otherwise `routed` unchanged."""
+        if self.store is None:
+            return routed
+        try:
+            tasks = lookup.task_records(self.store.tasks.find())
+            reminders = lookup.reminder_records(self.store.reminders.open())
+        except (StoreError, sqlite3.Error):
+            return routed
+        titles = self.calendar.titles() if self.calendar is not None else []
+        events = [lookup.Record(t, t, "event") for t in dict.fromkeys(titles)]
+        core = normalize(text)
+        record = lookup.named_record(text, core, tasks + reminders + events)
+        if record is None:
+            return routed
+        if record.kind == "task" and _DONE.search(core) and not _LISTED.search(core):
+            within = "done"
+        elif _LISTED.search(core) or (record.kind == "task" and not record.when):
+            within = ""
+        else:
+            within = "when"
+        return Routed(Match("find", item=record.title, within=within), "records", routed.verdict)
 
     def _render(self, asked: Asked) -> StateResult | None:
         """The intent's own renderer, over the records it reads; its fallback where they

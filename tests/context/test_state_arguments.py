@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from config import Settings
-from context.lookup import Record, strongest
+from context.lookup import Record, named_record, strongest
 from context.normalize import normalize
 from context.state import StateResolver
 from context.state_arguments import argued, farewell
@@ -317,3 +317,54 @@ def test_the_strongest_record_is_one_alone_holding_most_of_the_words() -> None:
     assert strongest("pay the gas bill off", bills) == bills[0]
     assert strongest("gas", bills) is None  # one word is an exact match or nothing
     assert strongest("gas meter reading", bills) is None  # one word of three
+
+
+@pytest.mark.parametrize(
+    ("question", "names", "starts"),
+    [
+        # In other words than any rule reads, the item first or last.
+        ("the boiler man gareth, did I ring him already", "ring Gareth (boiler)", ""),
+        ("maya's form for the dentist, is that sorted", "send Maya's dentist form", "Yes"),
+        ("vinnslan demo, what time does it start", "Demo at Vinnslan", ""),
+        ("okay so the pill organiser refill, is that sorted", "refill the pill organizer", "No"),
+    ],
+)
+def test_a_question_naming_one_record_in_its_own_words_is_that_record_s(
+    household: tuple[Store, Calendar], settings: Settings, question: str, names: str, starts: str
+) -> None:
+    store, calendar = household
+    resolver = StateResolver(store, settings, calendar=calendar)
+    result, routed = resolver.resolve_routed(question, now=_now())
+    assert result is not None and routed.how == "records", (question, routed)
+    assert names.lower() in result.text.lower() and result.text.startswith(starts), result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Statements, orders and talk about a record are not questions about it.
+        "Actually the council tax is due on Thursday.",
+        "ring gareth about the boiler",
+        "what did we decide about the council tax",
+        "is it too late to ring gareth about the boiler",
+        # One word of a record, or two records alike.
+        "is vinnslan a good place for lunch",
+        "how is the weather for the demo at the new place",
+    ],
+)
+def test_statements_talk_and_one_shared_word_are_not_a_record_s(
+    household: tuple[Store, Calendar], settings: Settings, text: str
+) -> None:
+    store, calendar = household
+    result, routed = StateResolver(store, settings, calendar=calendar).resolve_routed(
+        text, now=_now()
+    )
+    assert routed.how != "records", (text, routed, result)
+
+
+def test_a_record_is_named_only_where_no_other_is_named_as_much() -> None:
+    bills = [Record("t1", "pay gas bill", "task"), Record("t2", "pay water bill", "task")]
+    asked = "the gas bill, did I pay it"
+    assert named_record(asked, normalize(asked), bills) == bills[0]
+    asked = "the bill, did I pay it"  # both hold "pay bill", neither alone
+    assert named_record(asked, normalize(asked), bills) is None
