@@ -31,7 +31,13 @@ from memory.store import Store
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 # Per round, the share of its 100 the state path must answer right: the round's score when it
 # was last measured (docs/answers.md, with the commit and whether the round was read).
-FLOORS = {"lookup_blind": 0.92, "lookup_blind2": 0.89, "lookup_blind3": 0.89, "lookup_blind4": 0.67}
+FLOORS = {
+    "lookup_blind": 0.93,
+    "lookup_blind2": 0.89,
+    "lookup_blind3": 0.92,
+    "lookup_blind4": 0.88,
+    "lookup_blind5": 0.75,
+}
 
 
 def _ics(events: list[dict[str, str]], path: Path) -> Path:
