@@ -13,6 +13,7 @@ the records it read in `sources`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -186,18 +187,30 @@ def asks(text: str) -> bool:
     return any(_ASKS.match(c.strip()) for c in _CLAUSES.split(said))
 
 
-def named_record(text: str, core: str, records: list[Record]) -> Record | None:
+def asked_about(text: str, core: str) -> list[str]:
+    """The words a question names things by (how it asks left out), or none where `text` is
+    no question a record could answer: a statement, an order, talk or a judgement, or fewer
+    than two such words. Cheap: it reads no records. `core` is `text` normalized."""
+    if not asks(text) or _TALK.search(core):
+        return []
+    named = [w for w in _content(core) if w not in _ASKING]
+    return named if len(named) >= 2 else []
+
+
+@functools.lru_cache(maxsize=4096)
+def _title_words(title: str) -> frozenset[str]:
+    return frozenset(_content(title))
+
+
+def named_record(named: list[str], records: list[Record]) -> Record | None:
     """The one record a question names in words of its own ("the envelope fabric check, did I
     book that" and "Book envelope fabric inspection – G-INES"), or None: at least two of the
     record's words said, one of them said of no other record, and no other record named by as
-    many. For a sentence no rule placed, as said (`text`) and normalized (`core`)."""
-    if not records or not asks(text) or _TALK.search(core):
-        return None
-    named = [w for w in _content(core) if w not in _ASKING]
+    many. `named` is what `asked_about` read in the question."""
     said = frozenset(f for w in named for f in forms(w))
-    if not said:
+    if not said or not records:
         return None
-    titles = [frozenset(_content(r.title)) for r in records]
+    titles = [_title_words(r.title) for r in records]
     # How many records hold each word: a word only one holds tells which record is meant.
     df: dict[str, int] = {}
     for t in titles:
@@ -206,12 +219,13 @@ def named_record(text: str, core: str, records: list[Record]) -> Record | None:
     scored: list[tuple[int, Record]] = []
     for record, title in zip(records, titles, strict=True):
         held = [w for w in title if forms(w) & said]
+        if len(held) < 2 or not any(df[w] == 1 for w in held):
+            continue
         # Most of what the question names is the record's: "the weather for Kofi's flight to
         # Lagos" asks about the weather, whatever it shares with "Call Kofi's mum re: Lagos
         # flights".
         kept = frozenset(f for h in held for f in forms(h))
-        told = sum(1 for w in named if forms(w) & kept)
-        if len(held) >= 2 and any(df[w] == 1 for w in held) and told * 2 >= len(named):
+        if sum(1 for w in named if forms(w) & kept) * 2 >= len(named):
             scored.append((len(held), record))
     scored.sort(key=lambda p: -p[0])
     if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
@@ -413,6 +427,7 @@ def _cap(text: str) -> str:
 __all__ = [
     "Found",
     "Record",
+    "asked_about",
     "done_answer",
     "find",
     "membership_answer",

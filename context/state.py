@@ -135,7 +135,9 @@ class StateResolver:
         """A question no rule placed that names one of the user's records in words of its
         own (`lookup.named_record`): looked up as that record, asked the way the sentence
         asks (done or not, when, or whether it is there). Otherwise `routed` unchanged."""
-        if self.store is None:
+        core = normalize(text)
+        named = lookup.asked_about(text, core)
+        if self.store is None or not named:
             return routed
         try:
             tasks = lookup.task_records(self.store.tasks.find())
@@ -144,8 +146,7 @@ class StateResolver:
             return routed
         titles = self.calendar.titles() if self.calendar is not None else []
         events = [lookup.Record(t, t, "event") for t in dict.fromkeys(titles)]
-        core = normalize(text)
-        record = lookup.named_record(text, core, tasks + reminders + events)
+        record = lookup.named_record(named, tasks + reminders + events)
         if record is None:
             return routed
         if record.kind == "task" and _DONE.search(core) and not _LISTED.search(core):

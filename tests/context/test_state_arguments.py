@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from config import Settings
-from context.lookup import Record, named_record, strongest
+from context.lookup import Record, asked_about, named_record, strongest
 from context.normalize import normalize
 from context.state import StateResolver
 from context.state_arguments import argued, farewell
@@ -365,6 +365,6 @@ def test_statements_talk_and_one_shared_word_are_not_a_record_s(
 def test_a_record_is_named_only_where_no_other_is_named_as_much() -> None:
     bills = [Record("t1", "pay gas bill", "task"), Record("t2", "pay water bill", "task")]
     asked = "the gas bill, did I pay it"
-    assert named_record(asked, normalize(asked), bills) == bills[0]
-    asked = "the bill, did I pay it"  # both hold "pay bill", neither alone
-    assert named_record(asked, normalize(asked), bills) is None
+    assert named_record(asked_about(asked, normalize(asked)), bills) == bills[0]
+    asked = "the bill, did I pay it now"  # both hold "pay bill", neither alone
+    assert named_record(asked_about(asked, normalize(asked)), bills) is None
