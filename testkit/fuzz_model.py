@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hypothesis import strategies as st
 
+from memory.rows import EPISODE_KINDS
 from testkit.fuzz import Surface, SurfaceReport, fixed_cases, generate, shown
 
 if TYPE_CHECKING:
@@ -270,10 +271,12 @@ class _Script:
 def _counts(db: Path) -> dict[str, int]:
     with contextlib.closing(sqlite3.connect(db, timeout=10.0)) as conn:
         out = {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}
-        # The session keeps each turn's words as episode notes and compaction its checkpoints'
-        # summaries; neither is a tool's write.
-        own = "kind = 'episode' OR source_event LIKE 'ckpt-%'"
-        out["notes"] -= int(conn.execute(f"SELECT count(*) FROM notes WHERE {own}").fetchone()[0])
+        # The session keeps each turn's words as episode notes, its summaries (compaction's
+        # tiers 2 and 3, rewritten in idle time) as summary episodes, and compaction its
+        # checkpoints' facts; none is a tool's write.
+        own = f"kind IN ({', '.join('?' for _ in EPISODE_KINDS)}) OR source_event LIKE 'ckpt-%'"
+        mine = conn.execute(f"SELECT count(*) FROM notes WHERE {own}", EPISODE_KINDS).fetchone()
+        out["notes"] -= int(mine[0])
         done = conn.execute("SELECT count(*) FROM tasks WHERE status = 'done'").fetchone()[0]
         out["tasks done"] = int(done)
         out["last note"] = int(conn.execute("SELECT coalesce(max(n), 0) FROM notes").fetchone()[0])
