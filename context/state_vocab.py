@@ -6,7 +6,8 @@ say what it may decide on. The vocabulary is learned from the labelled examples
 near misses use ("server", "holiday", "wife"). A word the status examples never use is how a
 sentence points somewhere else ("what's waiting for me at home", "what time is it in Tokyo"),
 so a sentence holding a near-miss word, or more than one word nobody wrote, is not the state
-path's to answer; one unknown word leaves the decision to a stricter bar. Words are compared
+path's to answer; with one unknown word the classifier may say it is likely a status
+question ("unsure"), and the model answers it from the same state. Words are compared
 by a light stem ("reminders", "reminded" and "remind" are one word). The day slot of a
 schedule question ("tomorrow", "this week", "overdue") is read here too.
 """
