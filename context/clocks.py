@@ -11,6 +11,7 @@ table does not know is the model's (None), never the local time said as its time
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 from collections import defaultdict
@@ -239,8 +240,16 @@ _ORD = (
 )
 _MONTH = r"(?P<month>" + "|".join(_MONTHS) + r")"
 _WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+# The nth (or last) weekday of a month: "the third Friday of this month", "the last Monday in
+# May".
+_NTH_WEEKDAY = (
+    r"(?:the )?(?P<nth>first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th)"
+    r" (?P<nthday>" + "|".join(_WEEKDAYS) + r")"
+    r" (?:of|in) (?P<span>this month|the month|next month|last month|" + "|".join(_MONTHS) + r")"
+)
 _DAY_REF = (
-    rf"(?:(?P<which>next|this|this coming|coming|last) )?{_WEEKDAY}"
+    rf"{_NTH_WEEKDAY}"
+    rf"|(?:(?P<which>next|this|this coming|coming|last) )?{_WEEKDAY}"
     rf"|(?:{_MONTH} )?{_ORD}(?: (?:of )?(?P<month2>{'|'.join(_MONTHS)}))?"
     r"|(?P<rel>tomorrow|yesterday|the day after tomorrow|the day before yesterday)"
 )
@@ -266,8 +275,9 @@ _ON = [
     re.compile(r"what is (?P<rel>tomorrow|yesterday) s date|what was yesterday s date"),
     re.compile(
         rf"(?:what|which) day (?:of the week )?(?:is|does|will|was) (?:{_DAY_REF})"
-        r"(?: fall on| land on| be| on)?(?: this year)?"
+        r"(?: fall on| land on| be| on)?(?: this (?:year|month))?"
     ),
+    re.compile(rf"when (?:is|was|will be|does) (?:{_DAY_REF})(?: fall| this year)?"),
     re.compile(rf"what is the date (?:of|for) (?:{_DAY_REF})"),
     # The day first: "march tenth lands on what day of the week".
     re.compile(
@@ -275,6 +285,12 @@ _ON = [
         r"(?: on)? (?:what|which) day(?: of the week)?(?: this year)?"
     ),
 ]
+# How long this month (or the next or the last) is: "how many days are in this month". A month
+# by name ("how many days are in February") is general knowledge, the model's.
+_MONTH_LENGTH = re.compile(
+    r"how many days (?:are |is )?(?:there )?(?:(?:in|does) )?(?:the |a )?"
+    r"(?P<span>this month|month|next month|last month)(?: have| got)?"
+)
 _UNTIL = re.compile(
     rf"how many (?:more )?(?P<unit>days|weeks|sleeps) (?:is it |are there |left )?"
     rf"(?:until|till|til|to|before) (?:{_DAY_REF})"
@@ -311,6 +327,11 @@ def date_phrase(core: str, now: datetime) -> DateAnswer | None:
                 return None
             verb = "is" if day == today else "was" if day < today else "will be"
             return DateAnswer(f"{_lead(day, today)} {verb} {_said(day, today)}.", day)
+    m = _MONTH_LENGTH.fullmatch(core)
+    if m is not None:
+        first = _month_of(m.group("span"), today)
+        days = calendar.monthrange(first.year, first.month)[1]
+        return DateAnswer(f"{first:%B}{_year(first, today)} has {days} days.", first)
     m = _UNTIL.fullmatch(core)
     if m is not None:
         day = _day(m, today)
@@ -370,6 +391,14 @@ def _day(m: re.Match[str], today: date) -> date | None:
         shift = {"tomorrow": 1, "yesterday": -1, "the day after tomorrow": 2,
                  "the day before yesterday": -2}[rel]  # fmt: skip
         return today + timedelta(days=shift)
+    if groups.get("nth"):
+        first = _month_of(groups["span"], today)
+        target = _WEEKDAYS.index(groups["nthday"])
+        days = calendar.monthrange(first.year, first.month)[1]
+        matching = [d for d in range(1, days + 1) if first.replace(day=d).weekday() == target]
+        nth = groups["nth"]
+        index = -1 if nth == "last" else _ordinal(_NTH_DIGITS.get(nth, nth)) - 1
+        return first.replace(day=matching[index]) if index < len(matching) else None
     if groups.get("weekday"):
         target = _WEEKDAYS.index(groups["weekday"])
         ahead = (target - today.weekday()) % 7
@@ -387,6 +416,27 @@ def _day(m: re.Match[str], today: date) -> date | None:
             return _next_date(today, month, number)
         return _next_date(today, None, number)
     return None
+
+
+_NTH_DIGITS = {"1st": "first", "2nd": "second", "3rd": "third", "4th": "fourth", "5th": "fifth"}
+
+
+def _month_of(span: str, today: date) -> date:
+    """The first day of the month `span` names: this, next or last month, or a month by name
+    (the next one on or after this month)."""
+    this = today.replace(day=1)
+    if span in ("this month", "the month", "month"):
+        return this
+    if span in ("next month", "last month"):
+        step = 1 if span == "next month" else -1
+        index = this.month - 1 + step
+        return this.replace(year=this.year + index // 12, month=index % 12 + 1)
+    month = _MONTHS.index(span) + 1
+    return this.replace(year=this.year + (month < this.month), month=month)
+
+
+def _year(day: date, today: date) -> str:
+    return f" {day.year}" if day.year != today.year else ""
 
 
 def _ordinal(word: str) -> int:

@@ -70,6 +70,31 @@ def test_a_place_the_table_does_not_know_is_the_model_s() -> None:
         ("is it the 14th today or the 15th", "No, today is Friday, December 4.", date(2026, 12, 4)),
         ("is it the 4th today", "Yes, today is Friday, December 4.", date(2026, 12, 4)),
         ("what day of the week is january 3rd", "That will be Sunday, January 3, 2027.", None),
+        # The nth or last weekday of a month, and how long this month is.
+        (
+            "what date is the third friday of this month",
+            "That will be Friday, December 18.",
+            date(2026, 12, 18),
+        ),
+        ("when is the first monday of this month", "That will be Monday, December 7.", None),
+        ("when was the first tuesday of this month", "That was Tuesday, December 1.", None),
+        (
+            "the last friday of the month lands on what day",
+            "That will be Friday, December 25.",
+            date(2026, 12, 25),
+        ),
+        (
+            "what date is the first sunday of next month",
+            "That will be Sunday, January 3, 2027.",
+            date(2027, 1, 3),
+        ),
+        (
+            "what day of the week does the twenty second fall on this month",
+            "That will be Tuesday, December 22.",
+            date(2026, 12, 22),
+        ),
+        ("how many days are in this month", "December has 31 days.", None),
+        ("how many days does next month have", "January 2027 has 31 days.", None),
     ],
 )
 def test_dates_counted_from_today(question: str, answer: str, day: date | None) -> None:
@@ -89,6 +114,8 @@ def test_dates_counted_from_today(question: str, answer: str, day: date | None) 
         "what is the date of the battle of hastings",
         "what day is february 30th",  # no such day: never a made-up answer
         "how many days are in a year",
+        "how many days are in february",  # a month by name is knowledge
+        "when is the fifth friday of this month",  # December 2026 has four
     ],
 )
 def test_not_a_date_counted_from_today(question: str) -> None:
