@@ -303,7 +303,9 @@ _ALARM = re.compile(r"\b(?:alarms?|wake ?up (?:time|call)s?|waking up)\b")
 # Words that change an alarm, anywhere in the sentence: such a sentence is never a read.
 _ALARM_CHANGE = re.compile(
     r"\b(?:set up|setup|reset|add|create|make|put|schedule|cancel|delete|remove|removed|clear"
-    r"|turn|switch|stop|disable|enable|snooze|change|move|edit|update|wake me|shut|silence"
+    r"|turn|switch|stop|disable|enable|snooze|change|move|edit|update|shut|silence"
+    # "Wake me at seven" sets one; "what alarm will wake me up" reads them.
+    r"|(?<!will )(?<!would )(?<!is going to )(?<!alarm )(?<!alarms )wake me"
     r"|silenced|dismiss|new|modify|adjust|activate|deactivate|unset|erase|get rid|forget"
     r"|take away|take off|do not want|dont want|no longer|do not need|fix|place|arrange|ring"
     r"|repeat|alarm me|need an?|want an?|define|meaning|how do|how does|how to|why|to set"

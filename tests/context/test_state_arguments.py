@@ -150,7 +150,9 @@ def test_look_alikes_carry_no_argument(text: str) -> None:
     [
         ("please list active alarms", "timers"),
         ("when does my alarm go off", "timers"),
+        ("what time will my alarm wake me up", "timers"),  # waking asked about, not set
         ("set an alarm for six am", None),
+        ("can you wake me up at seven", None),
         ("olly cancel all my alarms", None),
         ("how do alarms work", None),
         ("give me the time in london", "clock"),
