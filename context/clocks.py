@@ -301,6 +301,112 @@ _IS_IT = re.compile(
 )
 
 
+# --- hours of a day -------------------------------------------------------------------
+
+_HOUR_WORDS = {w: i for i, w in enumerate(_UNITS) if 1 <= i <= 12}
+_MINUTE_WORDS = {"o clock": 0, "oclock": 0, "fifteen": 15, "thirty": 30, "forty five": 45}
+
+
+def _hour_pattern(i: int) -> str:
+    hours = "|".join(sorted(_HOUR_WORDS, key=len, reverse=True))
+    minutes = "|".join(sorted(_MINUTE_WORDS, key=len, reverse=True))
+    return (
+        rf"(?P<h{i}>\d{{1,2}}|{hours}|noon|midday|midnight)"
+        rf"(?: (?P<m{i}>[0-5]\d|{minutes}))?"
+        rf"(?: ?(?P<ap{i}>am|pm|a m|p m|in the morning|in the afternoon|in the evening|at night))?"
+    )
+
+
+_HOURS = [
+    ("between", re.compile(
+        rf"\b(?:between|from) {_hour_pattern(1)} (?:and|to|till|until|through) {_hour_pattern(2)}\b"
+    )),
+    ("after", re.compile(rf"\b(?:after|from) {_hour_pattern(1)}\b(?! (?:days?|weeks?|months?))")),
+    ("before", re.compile(rf"\b(?:before|by) {_hour_pattern(1)}\b(?! (?:days?|weeks?|months?))")),
+    ("at", re.compile(rf"\b(?:at|around) {_hour_pattern(1)}\b(?! (?:days?|weeks?|months?))")),
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Hours:
+    """A span of a day's hours a question names: [start, end) as minutes after midnight."""
+
+    start: int
+    end: int
+
+    def said(self) -> str:
+        def clock(minutes: int) -> str:
+            return spoken_time(datetime(2000, 1, 1, minutes // 60 % 24, minutes % 60))
+
+        if self.end >= 24 * 60:
+            return f"after {clock(self.start)}"
+        if self.start == 0 and self.end > 60:
+            return f"before {clock(self.end)}"
+        return f"between {clock(self.start)} and {clock(self.end)}"
+
+
+def _hour(m: re.Match[str], i: int) -> tuple[int, str] | None:
+    """Minutes after midnight of the i-th time in `m`, and its am/pm ("" when unsaid)."""
+    word = m.group(f"h{i}")
+    if word in ("noon", "midday"):
+        return 12 * 60, "pm"
+    if word == "midnight":
+        return 0, "am"
+    hour = int(word) if word.isdigit() else _HOUR_WORDS[word]
+    said = m.group(f"m{i}") or ""
+    minute = int(said) if said.isdigit() else _MINUTE_WORDS.get(said, 0)
+    if hour > 23 or (hour > 12 and m.group(f"ap{i}")):
+        return None
+    marked = m.group(f"ap{i}") or ""
+    half = "am" if marked.startswith(("a", "in the morning")) else "pm" if marked else ""
+    return hour * 60 + minute, half
+
+
+def _placed(minutes: int, half: str) -> int:
+    """On a 24-hour clock: "pm" adds twelve hours; unsaid, 1 to 7 are afternoon hours (people
+    rarely meet at 3 in the night), 8 to 11 morning ones."""
+    hour = minutes // 60
+    if hour >= 13 or hour == 0:
+        return minutes
+    if half == "pm" or (not half and 1 <= hour <= 7):
+        return minutes + (12 * 60 if hour != 12 else 0)
+    if half == "am" and hour == 12:
+        return minutes - 12 * 60
+    return minutes
+
+
+def hours_asked(core: str) -> Hours | None:
+    """The hours of a day normalized `core` narrows a schedule read to ("between 2 and 5 pm",
+    "after 3", "at five": the hour from then), or None."""
+    for kind, rule in _HOURS:
+        m = rule.search(core)
+        if m is None:
+            continue
+        first = _hour(m, 1)
+        if first is None:
+            return None
+        if kind != "between":
+            start = _placed(*first)
+            if kind == "after":
+                return Hours(start, 24 * 60)
+            if kind == "before":
+                return Hours(0, start)
+            return Hours(start, start + 60)
+        second = _hour(m, 2)
+        if second is None:
+            return None
+        # One side's am or pm holds for both ("between 2 and 5 pm"), unless it would put the
+        # end before the start ("between 11 and 2 pm").
+        half1, half2 = first[1] or second[1], second[1] or first[1]
+        start, end = _placed(first[0], half1), _placed(second[0], half2)
+        if end <= start and not first[1]:
+            start = _placed(first[0], "am")
+        if end <= start:
+            return None
+        return Hours(start, end)
+    return None
+
+
 @dataclass(frozen=True)
 class DateAnswer:
     """A date question's spoken answer and the day it is about."""
@@ -484,4 +590,13 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-__all__ = ["DateAnswer", "date_phrase", "day_named", "time_in", "warm", "zones_for"]
+__all__ = [
+    "DateAnswer",
+    "Hours",
+    "date_phrase",
+    "day_named",
+    "hours_asked",
+    "time_in",
+    "warm",
+    "zones_for",
+]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from context import lookup
 from context import state_answers as answers
-from context.clocks import date_phrase, time_in
+from context.clocks import Hours, date_phrase, hours_asked, time_in
 from context.intent_examples import FOLDER
 from context.normalize import normalize
 from context.state_answers import StateResult
@@ -229,9 +229,25 @@ def _remember(sources: Sources, asked: Asked) -> StateResult | None:
 
 
 def _schedule(sources: Sources, asked: Asked) -> StateResult:
-    return answers.schedule_answer(
-        sources.records(), asked.match.day, asked.now, sources.calendar_between
-    )
+    day, now = asked.match.day, asked.now
+    hours = hours_asked(normalize(asked.text)) if day != "overdue" else None
+    if hours is not None:
+        # "Any meetings between 2 and 5": the hours of the day asked about (today unless it
+        # says otherwise).
+        start, _, label = answers.day_window("tomorrow" if day == "tomorrow" else "today", now)
+        return _hours(sources, start, label, hours, now)
+    return answers.schedule_answer(sources.records(), day, now, sources.calendar_between)
+
+
+def _hours(
+    sources: Sources, midnight: datetime, label: str, hours: Hours, now: datetime
+) -> StateResult:
+    """What falls in the hours asked about of the day that starts at `midnight`."""
+    start = midnight + timedelta(minutes=hours.start)
+    end = midnight + timedelta(minutes=hours.end)
+    said = f"{label} {hours.said()}"
+    events = sources.calendar_between(start, end)
+    return answers.window_answer(sources.records(), start, end, said, now, events)
 
 
 def _timers(sources: Sources, asked: Asked) -> StateResult:
@@ -273,6 +289,9 @@ def _agenda(sources: Sources, asked: Asked) -> StateResult:
                         second=0, microsecond=0)  # fmt: skip
     end = (start + timedelta(days=1, hours=12)).replace(hour=0)
     label = "today" if day == now.date() else f"{day:%A}, {day:%B} {day.day}"
+    hours = hours_asked(normalize(asked.text))
+    if hours is not None:
+        return _hours(sources, start, label, hours, now)
     events = sources.calendar_between(start, end)
     return answers.window_answer(sources.records(), start, end, label, now, events)
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from context.clocks import date_phrase, day_named, zones_for
+from context.clocks import date_phrase, day_named, hours_asked, zones_for
 from context.state_vocab import Intent
 
 # Where an item may be looked for: the one to-do list, the reminders, the schedule.
@@ -137,6 +137,16 @@ _ON_DAY = re.compile(
     r"|september|october|november|december) (?:the )?[a-z0-9]+(?: [a-z]+)?|(?:the )?[a-z0-9]+"
     r" of (?:january|february|march|april|may|june|july|august|september|october|november"
     r"|december))\b"
+)
+
+
+# Whether the user is taken at some hours: "do I have anything at five", "am I free between 2
+# and 4" (the hours narrow the schedule's answer: `context.clocks.hours_asked`).
+_HOURS_READ = re.compile(
+    r"^(?:(?:do|will) i have(?! to\b)|have i got(?! to\b)|am i (?:free|busy|booked|doing)"
+    r"|what do i have|what have i got|what is on|what am i doing|what am i up to"
+    r"|(?:is there|are there|anything|any thing)(?: anything| something)?"
+    r" (?:on|planned|scheduled|booked|going on|happening))\b"
 )
 
 
@@ -421,6 +431,10 @@ def argued(core: str) -> Argued | None:
                 return Argued("agenda", item=on.isoformat())
     if date_phrase(core, _now()) is not None:
         return Argued("dates")
+    hours_read = _HOURS_READ.match(_ASKING.sub("", core)) and not _EVENT_CHANGE.search(core)
+    if hours_read and hours_asked(core) is not None:
+        found = _WEEK_WORDS.search(core)
+        return Argued("schedule", day=found.group("day") if found else "")
     return _schedule_read(core)
 
 

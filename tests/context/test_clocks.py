@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from context.clocks import date_phrase, time_in, zones_for
+from context.clocks import date_phrase, hours_asked, time_in, zones_for
 from context.normalize import normalize
 
 # A Friday morning in London, in winter: New York is five hours behind, Tokyo nine ahead.
@@ -120,3 +120,27 @@ def test_dates_counted_from_today(question: str, answer: str, day: date | None) 
 )
 def test_not_a_date_counted_from_today(question: str) -> None:
     assert date_phrase(normalize(question), NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("any meetings between 2 and 5 pm", "between 2 PM and 5 PM"),
+        ("events between 8:30am and 5 p.m. today", "between 8:30 AM and 5 PM"),
+        ("do I have anything at 5pm", "between 5 PM and 6 PM"),
+        ("from four to six", "between 4 PM and 6 PM"),  # unsaid: afternoon hours
+        ("between eleven and two pm", "between 11 AM and 2 PM"),
+        ("anything before noon", "before 12 PM"),
+        ("what do I have after 9", "after 9 AM"),
+    ],
+)
+def test_the_hours_a_question_names(question: str, said: str) -> None:
+    hours = hours_asked(normalize(question))
+    assert hours is not None and hours.said() == said
+
+
+@pytest.mark.parametrize(
+    "question", ["any meetings in 3 days", "what is on at 25", "between 3 pm and 1 pm", "at last"]
+)
+def test_no_hours_named(question: str) -> None:
+    assert hours_asked(normalize(question)) is None

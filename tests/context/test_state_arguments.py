@@ -200,6 +200,41 @@ def test_a_day_s_agenda_reads_the_calendar_with_the_records(
     assert when is not None and when.text.startswith("Dentist, ")
 
 
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("am I free between 2 and 4 tomorrow", "standup@t"),
+        ("do I have anything going on at six tomorrow", "dinner@t"),
+        ("what do I have after 5 tomorrow", "dinner@t"),
+        ("anything on tomorrow before noon", "dentist@t"),
+        ("any meetings tomorrow between 9 and 11 in the morning", "dentist@t"),
+    ],
+)
+def test_the_hours_asked_narrow_a_day_s_schedule(
+    store: Store, settings: Settings, tmp_path: Path, question: str, names: str
+) -> None:
+    day = _now().date() + timedelta(days=1)
+    ics = tmp_path / "day.ics"
+    ics.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
+        + "".join(
+            f"BEGIN:VEVENT\r\nUID:{uid}@t\r\nSUMMARY:{title}\r\nDTSTART:{day:%Y%m%d}T{at}00\r\n"
+            f"DTEND:{day:%Y%m%d}T{at[:2]}4500\r\nEND:VEVENT\r\n"
+            for uid, title, at in [
+                ("dentist", "Dentist", "1000"),
+                ("standup", "Standup", "1500"),
+                ("dinner", "Dinner with Ann", "1800"),
+            ]
+        )
+        + "END:VCALENDAR\r\n"
+    )
+    resolver = StateResolver(store, settings, calendar=Calendar([ics]))
+    result = resolver.resolve(question, now=_now())
+    assert result is not None and result.intent == "schedule", question
+    assert result.sources == [names], result.text
+    assert result.text.startswith("Tomorrow "), result.text
+
+
 def test_a_calendar_that_cannot_be_read_is_said_never_nothing(
     store: Store, settings: Settings, tmp_path: Path
 ) -> None:
