@@ -280,6 +280,12 @@ def _counts(db: Path) -> dict[str, int]:
         done = conn.execute("SELECT count(*) FROM tasks WHERE status = 'done'").fetchone()[0]
         out["tasks done"] = int(done)
         out["last note"] = int(conn.execute("SELECT coalesce(max(n), 0) FROM notes").fetchone()[0])
+        # Each kind and source of note apart, so a change no call explains names its rows.
+        for kind, source, n in conn.execute(
+            f"SELECT kind, source, count(*) FROM notes WHERE NOT ({own}) GROUP BY kind, source",
+            EPISODE_KINDS,
+        ):
+            out[f"note {kind}/{source}"] = int(n)
     return out
 
 
@@ -439,6 +445,13 @@ class ModelOutputFuzz:
             allowed = sum(ran.get(t, 0) for t in tools)
             if grew < 0 or grew > allowed:
                 rows = self._new_notes(before["last note"]) if table == "notes" else ""
+                if table == "notes":
+                    moved = {
+                        k: after.get(k, 0) - before.get(k, 0)
+                        for k in before.keys() | after.keys()
+                        if k.startswith("note ") and after.get(k, 0) != before.get(k, 0)
+                    }
+                    rows = f"{moved} {rows}"
                 self.report.fail(
                     f"{table}: {grew:+d} rows for {allowed} calls that ran",
                     f"{shown_as} {rows}",
