@@ -9,8 +9,8 @@ Then it plays the recorded utterances with a mid-sentence pause (tests/fixtures/
 counts how often the turn is ended inside the pause, talks over long answers to time
 barge-in, and plays a cough and clicks over them, and her own answer back into the microphone
 at -20 dB (a speaker without echo cancelling), counting the times that stopped her (false
-stops). The figures print beside their targets; they are
-benchmarks, not assertions.
+stops); each of those trials asks for its long answer on a fresh connection. The figures print
+beside their targets; they are benchmarks, not assertions.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import json
 import logging
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from bench.voice_client import (
 )
 from bench.voice_report import print_report, summarize_mode, targets
 from testkit import pause_fixtures
+from testkit.peer import VoiceClient
 from testkit.reliability import (
     INTERRUPTION,
     LONG_QUESTION,
@@ -55,6 +57,7 @@ from testkit.reliability import (
 HELP = "voice-to-voice as heard by a WebRTC client of the real server, per endpointing mode"
 MODES = ("silence", "semantic")
 TURN_TIMEOUT_S = 120.0
+_T = TypeVar("_T")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,6 +124,31 @@ async def bench(home: Path, args: argparse.Namespace, modes: list[str]) -> dict[
     return results
 
 
+async def _fresh(server: ServerProcess, trial: Callable[[VoiceClient], Awaitable[_T]]) -> _T:
+    """`trial` on a new connection, closed (its session too) before this returns."""
+    client = timed_client(server.url)
+    try:
+        await client.connect()
+        return await trial(client)
+    finally:
+        await client.close()
+        with contextlib.suppress(OSError, ValueError):
+            await no_sessions(server)
+
+
+def _false_alarm(
+    question: np.ndarray, sound: np.ndarray | None
+) -> Callable[[VoiceClient], Awaitable[bool | None]]:
+    """The trial of `sound` over the answer to `question` (None: her own echo)."""
+
+    async def trial(client: VoiceClient) -> bool | None:
+        if sound is None:
+            return await echo_trial(client, question, TURN_TIMEOUT_S)
+        return await false_alarm_trial(client, question, sound, TURN_TIMEOUT_S)
+
+    return trial
+
+
 def _spread(clips: list[pause_fixtures.PauseClip], n: int) -> list[pause_fixtures.PauseClip]:
     """`n` fixtures spread over the list (so a few still cover the voices and pauses)."""
     if n >= len(clips):
@@ -182,34 +210,31 @@ async def _one_mode(
                                 clip.pause_samples,
                             )
                         )
-                    for _ in range(args.barge_ins):
-                        stop = await barge_trial(
-                            client, clips[LONG_QUESTION], clips[INTERRUPTION], TURN_TIMEOUT_S
-                        )
-                        if stop is None:
-                            barge_misses += 1
-                        else:
-                            barges.append(stop)
-                    sounds = false_alarm_sounds()
-                    for _ in range(args.false_alarms):
-                        for name in (*sounds, "echo"):
-                            if name == "echo":
-                                stopped = await echo_trial(
-                                    client, clips[LONG_QUESTION], TURN_TIMEOUT_S
-                                )
-                            else:
-                                stopped = await false_alarm_trial(
-                                    client, clips[LONG_QUESTION], sounds[name], TURN_TIMEOUT_S
-                                )
-                            if stopped is not None:
-                                got = false_stops.setdefault(name, [0, 0])
-                                got[0] += stopped
-                                got[1] += 1
                     await settle(client)
             finally:
                 await client.close()
             with contextlib.suppress(OSError, ValueError):
                 await no_sessions(server)
+        # Each sound over an answer on a connection of its own: in one long conversation the
+        # small model answers the same request after its interrupted answers with a word or
+        # two ("[interrupted: ...]" copied), and there is nothing left to talk over.
+        long_question, interruption = clips[LONG_QUESTION], clips[INTERRUPTION]
+        for _ in range(args.barge_ins):
+            stop = await _fresh(
+                server, lambda c: barge_trial(c, long_question, interruption, TURN_TIMEOUT_S)
+            )
+            if stop is None:
+                barge_misses += 1
+            else:
+                barges.append(stop)
+        sounds = false_alarm_sounds()
+        for _ in range(args.false_alarms):
+            for name in (*sounds, "echo"):
+                stopped = await _fresh(server, _false_alarm(long_question, sounds.get(name)))
+                if stopped is not None:
+                    got = false_stops.setdefault(name, [0, 0])
+                    got[0] += stopped
+                    got[1] += 1
         alive = server.alive()
         log_tail = "" if alive else server.log()
     summary = summarize_mode(samples, cuts, barges)

@@ -28,6 +28,8 @@ MIC_RATE = 48000
 _CLIP_VOICED = 0.02
 # Annie has gone silent after this long without an audible frame.
 _QUIET_S = 0.5
+# She is audible now: her last audible frame came within this long (two 20 ms frames).
+_AUDIBLE_NOW_S = 0.04
 # The final transcript of an utterance that ends in the fixture's last word comes within
 # this long after the clip: the longest pause a turn may wait (1.5 s) plus recognition,
 # which takes seconds on a busy CPU.
@@ -217,8 +219,8 @@ async def cutoff_trial(
 
 
 async def _long_answer_playing(client: VoiceClient, question: np.ndarray, timeout: float) -> bool:
-    """Ask `question` and wait until a second of the answer has played and it still plays;
-    False (the client settled again) if there was nothing to talk over."""
+    """Ask `question` and wait until a second of the answer has played and she is audible
+    now; False (the client settled again) if there was nothing to talk over."""
     number = client.mic.play(question)
     asked = await _clip_time(client, number, ended=True)
     try:
@@ -230,9 +232,15 @@ async def _long_answer_playing(client: VoiceClient, question: np.ndarray, timeou
     except TimeoutError:
         await settle(client)
         return False
-    if time.monotonic() - _last_voiced(client) > 0.1:
+    # Talk over her voice, not into the pause between two of her sentences: a sound that lands
+    # in a pause has nothing audible to stop, and would time the pause.
+    try:
+        await client.wait_for(
+            lambda c: time.monotonic() - _last_voiced(c) < _AUDIBLE_NOW_S, 2.0, "her voice"
+        )
+    except TimeoutError:
         await settle(client)
-        return False  # the answer was over before a second had passed
+        return False  # the answer was over
     return True
 
 
