@@ -65,8 +65,15 @@ class _Soak:
 
 
 async def run_soak(
-    server: ServerProcess, speech: Speech, minutes: float, warm_up_s: float = WARM_UP_S
+    server: ServerProcess,
+    speech: Speech,
+    minutes: float,
+    warm_up_s: float = WARM_UP_S,
+    min_actions: int = 0,
 ) -> dict[str, Any]:
+    """The soak's figures: `minutes` of the mix after `warm_up_s` of it, and at least
+    `min_actions` actions measured however long they take (ten hold a reconnect, a barge-in and
+    spoken turns on both paths), so a slow machine makes a short soak longer, never thinner."""
     questions = [q for pair in zip(STATE_QUESTIONS, MODEL_QUESTIONS, strict=True) for q in pair]
     clips = [await speech.clip(q) for q in questions]
     long_clip, stop_clip = await speech.clip(LONG_QUESTION), await speech.clip(INTERRUPTION)
@@ -92,8 +99,10 @@ async def run_soak(
         client = await connect(server.url, resume=previous)
         t0 = time.monotonic()
         got.samples.append((0.0, start))
-        while time.monotonic() - t0 < minutes * 60:
+        measured = 0
+        while time.monotonic() - t0 < minutes * 60 or measured < min_actions:
             i += 1
+            measured += 1
             at = time.monotonic() - t0
             client = await _act(i, client, server.url, clips, (long_clip, stop_clip), got, at)
             if time.monotonic() - got.samples[-1][0] - t0 >= SAMPLE_EVERY_S:
