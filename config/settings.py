@@ -179,7 +179,7 @@ class VadSettings(_Section):
     pre_roll_ms: int = 200
     barge_in_guard_ms: int = 300
     barge_in_min_speech_ms: int = 224
-    barge_in_pause_ms: int = 64
+    barge_in_pause_ms: int = 32
     barge_in_resume_ms: int = 250
     barge_in_echo_db: float = 2.0
     partial_transcript_ms: int = 1000
