@@ -113,19 +113,23 @@ class StateResolver:
         start = time.perf_counter()
         at = (now or datetime.now()).astimezone()
         routed = route(text, self.intents)
-        result = None
-        if routed.match is not None:
-            result = self._render(Asked(routed.match, at, text, session_id))
+
+        def rendered(placed: Routed) -> StateResult | None:
+            return (
+                None
+                if placed.match is None
+                else self._render(Asked(placed.match, at, text, session_id))
+            )
+
+        result = rendered(routed)
         if result is None and routed.match is not None and routed.match.loose:
             # No record holds an item named in words that may be about the world: the
             # sentence is placed as if that rule did not exist (the classifier may know it).
             routed = route(text, self.intents, loose=False)
-            if routed.match is not None:
-                result = self._render(Asked(routed.match, at, text, session_id))
+            result = rendered(routed)
         if routed.match is None and routed.how in ("model", "unsure"):
             routed = self._by_record(text, at, routed)
-            if routed.match is not None:
-                result = self._render(Asked(routed.match, at, text, session_id))
+            result = rendered(routed)
         if result is None:
             return None, routed
         result.latency_ms = (time.perf_counter() - start) * 1000.0
@@ -144,8 +148,11 @@ class StateResolver:
             reminders = lookup.reminder_records(self.store.reminders.open())
         except (StoreError, sqlite3.Error):
             return routed
-        titles = self.calendar.titles() if self.calendar is not None else []
-        events = [lookup.Record(t, t, "event") for t in dict.fromkeys(titles)]
+        try:
+            titles = self.calendar.titles() if self.calendar is not None else []
+        except CalendarError:
+            titles = []  # a calendar that cannot be read leaves the tasks and reminders
+        events = [lookup.Record(t, t, "event") for t in titles]
         record = lookup.named_record(named, tasks + reminders + events)
         if record is None:
             return routed

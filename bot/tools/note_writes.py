@@ -129,6 +129,9 @@ def write_note(
     else:
         old = corrected_note(store, text, origin.said, embedding)
     sensitivity = "private" if private or asks_private(origin.said) else "normal"
+    if embedding is None and store.notes.embedder is not None:
+        # Embedded before the transaction: the model's milliseconds hold no write lock.
+        embedding = store.notes.embedder.embed([text.strip()])[0]
     # One transaction: a write that fails part way (a locked or full database) leaves no note
     # behind its error, so the model is never told "failed" about a note that was kept.
     with store.write():

@@ -376,6 +376,19 @@ def test_a_question_naming_one_record_in_its_own_words_is_that_record_s(
     assert names.lower() in result.text.lower() and result.text.startswith(starts), result.text
 
 
+def test_a_calendar_that_cannot_be_read_leaves_the_records_a_question_names(
+    store: Store, settings: Settings, tmp_path: Path
+) -> None:
+    store.tasks.add("send Maya's dentist form", status="done")
+    resolver = StateResolver(store, settings, calendar=Calendar([tmp_path / "gone.ics"]))
+    result, routed = resolver.resolve_routed("maya's form for the dentist, is that sorted")
+    assert routed.how == "records" and result is not None
+    assert result.text.startswith("Yes") and "Maya's dentist form" in result.text
+    # And a sentence for the model is still the model's, not an error.
+    result, routed = resolver.resolve_routed("what did the romans build in portugal and spain")
+    assert result is None and routed.match is None
+
+
 @pytest.mark.parametrize(
     "text",
     [
