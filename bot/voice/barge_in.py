@@ -10,6 +10,13 @@ queued audio plays on from where it paused, nothing lost.
 Only frames heard after the first `guard_ms` of playback count, since Annie's own voice can
 leak through the microphone before the browser's echo canceller has adapted; voiced frames
 may have one unvoiced frame between them.
+
+A stop is final, so it waits until her echo could have been told apart: the caller says
+whether the frame was `judged` (the echo check has learned the echo's path, or has heard
+enough of her answer at every delay an echo could have). A run long enough to stop before
+then keeps her paused and the stop pending: it is made at the first judged frame, or when
+the utterance ends (`take_pending`), and dropped when a frame shows the run was her echo.
+Her audio is silent from the first likely frame either way; only the commitment waits.
 """
 
 from __future__ import annotations
@@ -60,13 +67,37 @@ class BargeInDetector:
         self._gap_frames = 0
         self.paused = False
         self._quiet_ms = 0.0
+        # A run long enough to stop, heard before the echo could be judged.
+        self.pending = False
 
-    def push(self, probability: float, playback_ms: float | None) -> Barge:
-        """One frame; `playback_ms` is how long Annie has been speaking (None: silent)."""
+    def take_pending(self) -> bool:
+        """Whether a stop was pending (then it is made now: the caller stops her)."""
+        pending = self.pending
+        if pending:
+            self.reset()
+        return pending
+
+    def push(
+        self,
+        probability: float,
+        playback_ms: float | None,
+        *,
+        judged: bool = True,
+        echo: bool = False,
+    ) -> Barge:
+        """One frame; `playback_ms` is how long Annie has been speaking (None: silent).
+        `echo`: the frame's voice was hers (then `probability` should be 0); `judged`: the
+        echo check could tell her echo from the user by this frame."""
         if playback_ms is None or playback_ms < self.guard_ms:
             was_paused = self.paused
             self.reset()
             return Barge.RESUME if was_paused else Barge.NONE
+        if echo and self.pending:
+            self.pending = False  # the run was her own voice coming back
+            self._run_ms = 0.0
+        if self.pending and judged:
+            self.reset()
+            return Barge.STOP
         if probability >= self.threshold:
             self._run_ms += FRAME_MS
             self._gap_frames = 0
@@ -78,13 +109,15 @@ class BargeInDetector:
             if self.paused:
                 self._quiet_ms += FRAME_MS
         if self._run_ms >= self.min_speech_ms:
-            self.reset()
-            return Barge.STOP
+            if judged:
+                self.reset()
+                return Barge.STOP
+            self.pending = True
         if not self.paused and self._run_ms >= self.likely_ms:
             self.paused = True
             self._quiet_ms = 0.0
             return Barge.PAUSE
-        if self.paused and self._quiet_ms >= self.resume_ms:
+        if self.paused and not self.pending and self._quiet_ms >= self.resume_ms:
             self.reset()
             return Barge.RESUME
         return Barge.NONE

@@ -61,6 +61,8 @@ class EchoCheck:
         # (delay s, loss dB) of the echo path, once a clear fit has shown one.
         self.path: tuple[float, float] | None = None
         self.margin_db = margin_db
+        # How long into her answer every delay's fit has a full window of it to compare.
+        self.settle_ms = (max_delay_s + self.window * _HEARD_HOP_S) * 1000.0
 
     def sent(self, samples: np.ndarray | None, at: float | None = None) -> None:
         """An outgoing frame (int16 at any rate; None: silence) left at `at` (monotonic)."""

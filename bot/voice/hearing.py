@@ -202,17 +202,21 @@ class Hearing:
         self._mic_ms += FRAME_MS
         self.echo.heard(frame, self._mic_ms)
         voice = probability
-        if playing is not None and voice >= self.barge.threshold and self._echo():
+        echo = playing is not None and voice >= self.barge.threshold and self._echo()
+        if echo:
             voice = 0.0  # her own voice coming back: not the user's
             self.stats.echo_frames_ignored += 1
-        barge = self.barge.push(voice, playing)
+        barge = self.barge.push(voice, playing, judged=self._judged(playing), echo=echo)
         if barge is not Barge.NONE and playing is not None:
             # A barge-in's timing, when a bench figure needs explaining.
             log.info(
-                "barge-in: %s, %.0f ms into the answer (%d echo frames ignored so far)",
+                "barge-in: %s, %.0f ms into the answer (%d echo frames ignored so far; "
+                "echo fit %.1f dB, path %s)",
                 barge.value,
                 playing,
                 self.stats.echo_frames_ignored,
+                self.echo.last_score,
+                self.echo.path,
             )
         if barge is Barge.PAUSE:
             self._emit(OutputPause(True))  # likely the user: silent at once, within ~100 ms
@@ -238,6 +242,15 @@ class Hearing:
     def _echo(self) -> bool:
         return self.settings.vad.barge_in_echo_db > 0 and self.echo.is_echo()
 
+    def _judged(self, playing: float | None) -> bool:
+        """Whether a voice heard now can be told from her echo: the check is off, has learned
+        the echo's path, or has heard her answer long enough to have fitted any delay."""
+        return (
+            self.settings.vad.barge_in_echo_db <= 0
+            or self.echo.path is not None
+            or (playing is not None and playing >= self.echo.settle_ms)
+        )
+
     def _ended(self, event: SpeechEnded, verdict_ms: float | None = None) -> None:
         """Hand an utterance on. `verdict_ms`: stream time of the detector's "finished", when
         the turn then waited for its transcript's words: the wait after it counts as
@@ -252,7 +265,11 @@ class Hearing:
         speculation, self._speculation = self._speculation, None
         self.stats.ended_by[event.rule] = self.stats.ended_by.get(event.rule, 0) + 1
         now = time.monotonic()
-        if self._answer.playback_ms(now):
+        if self.barge.take_pending():
+            # Long enough to stop her, and nothing showed it was her echo: the user spoke.
+            log.info("barge-in: stop, at the end of an utterance heard before the echo check")
+            self._emit(BargeInHeard("voice"))
+        elif self._answer.playback_ms(now):
             # Heard while Annie spoke and too short to count as a barge-in: her own
             # voice leaking through the microphone, most likely.
             self.stats.echo_utterances_ignored += 1

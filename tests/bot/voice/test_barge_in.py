@@ -130,6 +130,37 @@ async def test_talking_over_annie_stops_her_and_keeps_only_what_was_heard(
         await client.close()
 
 
+async def test_a_short_word_in_her_first_second_stops_her_and_is_heard(
+    voice_settings: Settings,
+    engines: Engines,
+    tokenizer: Tokenizer,
+    tts: TTS,
+    store: Store,
+) -> None:
+    """Before the echo check has heard enough of her to judge (about a second), a stop waits
+    and she stays paused; a word that ends in that time still stops her and is the next
+    turn, not dropped as her echo."""
+    llm = ScriptedLLM(tokenizer, [LONG_REPLY, SECOND_REPLY])
+    interruption = await speak_48k(tts, "Stop.")
+    async with serve(voice_settings, engines, llm, store) as server:
+        client = VoiceClient(server.url)
+        await client.connect()
+        client.send_text("Tell me about the sea.")
+        await client.wait_for(lambda c: len(c.voiced_since(0)) >= 15, 90, "her first words")
+        client.mic.play(interruption)
+        voice = server.voices[0]
+        await client.wait_for(lambda c: voice.stats.barge_ins, 30, "the barge-in")
+        await client.wait_for(
+            lambda c: any(e["text"] == SECOND_REPLY for e in c.of_type("assistant_done")),
+            90,
+            "the answer to the interruption",
+        )
+        finals = [e["text"].lower() for e in client.of_type("transcript") if e["final"]]
+        assert any("stop" in t for t in finals)
+        assert not voice.stats.echo_utterances_ignored
+        await client.close()
+
+
 async def test_a_cough_pauses_annie_and_she_plays_on_from_where_she_paused(
     voice_settings: Settings,
     engines: Engines,

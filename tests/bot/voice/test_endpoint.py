@@ -223,3 +223,38 @@ def test_words_that_want_more_hold_a_turn_and_finished_ones_do_not() -> None:
         "  ",
     ):
         assert not reads_unfinished(text), text
+
+
+def test_a_stop_waits_until_her_echo_could_be_judged_and_she_stays_paused_meanwhile() -> None:
+    det = BargeInDetector(threshold=0.5, guard_ms=0, min_speech_ms=160, resume_ms=64)
+    # Five voiced frames before the echo check can judge: paused, the stop pending.
+    early = [det.push(0.9, 400.0, judged=False) for _ in range(5)]
+    assert early == [Barge.NONE, Barge.PAUSE] + [Barge.NONE] * 3
+    assert det.paused and det.pending
+    # Quiet for longer than the resume time: still paused, since the stop is pending.
+    assert {det.push(0.1, 600.0, judged=False) for _ in range(4)} == {Barge.NONE}
+    assert det.paused
+    # The first judged frame makes the stop.
+    assert det.push(0.1, 1300.0, judged=True) is Barge.STOP
+    assert not det.paused and not det.pending
+
+
+def test_a_pending_stop_is_dropped_when_a_frame_shows_the_run_was_her_echo() -> None:
+    det = BargeInDetector(threshold=0.5, guard_ms=0, min_speech_ms=160, resume_ms=64)
+    for _ in range(5):
+        det.push(0.9, 400.0, judged=False)
+    assert det.pending
+    assert det.push(0.0, 500.0, judged=False, echo=True) is Barge.NONE
+    assert not det.pending
+    # Her echo dies away: she plays on, and nothing is left to stop her later.
+    assert Barge.RESUME in [det.push(0.1, 600.0, judged=False) for _ in range(3)]
+    assert det.push(0.1, 1300.0, judged=True) is Barge.NONE
+    assert not det.take_pending()
+
+
+def test_an_utterance_that_ends_with_its_stop_pending_takes_it() -> None:
+    det = BargeInDetector(threshold=0.5, guard_ms=0, min_speech_ms=160)
+    for _ in range(5):
+        det.push(0.9, 400.0, judged=False)
+    assert det.take_pending() and not det.paused
+    assert not det.take_pending()  # once
