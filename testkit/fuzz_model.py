@@ -269,7 +269,11 @@ class _Script:
 
 
 def _counts(db: Path) -> dict[str, int]:
-    with contextlib.closing(sqlite3.connect(db, timeout=10.0)) as conn:
+    with contextlib.closing(sqlite3.connect(db, timeout=10.0, isolation_level=None)) as conn:
+        # One read transaction: every count from the same snapshot. Apart, a turn's episode
+        # written between two of them was counted once in the total and not in the episodes
+        # (a note row from nowhere, +1 or -1).
+        conn.execute("BEGIN")
         out = {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}
         # The session keeps each turn's words as episode notes, its summaries (compaction's
         # tiers 2 and 3, rewritten in idle time) as summary episodes, and compaction its
@@ -286,6 +290,7 @@ def _counts(db: Path) -> dict[str, int]:
             EPISODE_KINDS,
         ):
             out[f"note {kind}/{source}"] = int(n)
+        conn.execute("ROLLBACK")
     return out
 
 
