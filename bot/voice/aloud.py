@@ -24,6 +24,9 @@ from bot.voice.loops import unbroken_runaway, words_loop
 if TYPE_CHECKING:
     from config.settings import SpeechSettings
 
+# Characters to a word of English prose, spaces included: a block's size where spaces are few.
+_CHARS_PER_WORD = 6
+
 Kind = Literal["prose", "fence", "list", "table", "code", "rule", "blank"]
 
 NOTICES: dict[str, str] = {
@@ -331,12 +334,20 @@ class SpokenAnswer:
                 self._accepted = max(self._accepted, end)
                 self._stop("budget")
 
+    @staticmethod
+    def _block_words(text: str) -> int:
+        """A block's length in words for the budget: its spaced words, or one per
+        `_CHARS_PER_WORD` characters where that is more, since code runs several words
+        together (`localStorage.setItem('ref','QX-7731');` is one spaced word, some 15
+        tokens): counted by spaces, a code block ran to three times the tokens of prose."""
+        return max(len(text.split()), len(text.strip()) // _CHARS_PER_WORD)
+
     def _block_line(self, line: str, kind: str, out: list[str]) -> None:
         # Code repeats a line now and then ("return result;"); a runaway repeats it on and on.
         if self._repeats(line, short_limit=0, min_words=1, times=4, min_chars=16):
             self._stop("repetition")
             return
-        self.generated_words += len(line.split())
+        self.generated_words += self._block_words(line)
         self._accepted = self._pos
         if kind != "fence":  # a fence's notice was said when it opened
             self._notice(kind, out)
@@ -413,7 +424,7 @@ class SpokenAnswer:
             self._stop("repetition")
             return
         if self._in_fence or self._kind not in (None, "prose", "blank"):
-            open_words = len(self._text[self._pos :].split())
+            open_words = self._block_words(self._text[self._pos :])
             slack = max(20, self.generated.words // 2)
             if self.generated_words + open_words >= self.generated.words + slack:
                 self._stop("budget")

@@ -154,6 +154,17 @@ def test_a_code_line_that_never_ends_counts_against_the_budget() -> None:
     assert len(fed.split()) < 100 + 50 + 10
 
 
+def test_code_with_few_spaces_counts_by_its_length_not_its_spaces() -> None:
+    # One spaced word a line, some fifteen tokens each: counted by spaces, 60 lines (900
+    # tokens) would fit a 100-word budget.
+    lines = "".join(f"localStorage.setItem('ref{i}','QX-{7731 + i}');\n" for i in range(60))
+    answer = SpokenAnswer(SPOKEN, Budget(100))
+    stream(answer, "Here:\n```js\n" + lines + "```\nDone.")
+    assert answer.cut is not None and answer.cut.reason == "budget"
+    kept = answer.cut.kept
+    assert 10 <= kept.count("setItem") <= 25  # 100 words of six characters: about 16 lines
+
+
 def test_long_links_and_rules_are_not_runaways() -> None:
     url = "https://example.org/" + "/".join(f"section{i}" for i in range(20))
     text = f"See {url} for more.\n\n" + "-" * 40 + "\n\nThat is all."
