@@ -1,20 +1,32 @@
-"""Annie's voice on the wire: an outgoing track that paces 20 ms frames, and utterances.
+"""Audio out, a stage: what is said goes in as typed frames, Piper's voice goes out in paced
+20 ms frames, and what happened comes back as typed frames.
 
-`SpeechTrack` is the aiortc track: `recv()` returns one 20 ms frame per 20 ms of wall time
-(silence when nothing is queued), and producers wait while more than `max_buffer_ms` is
-queued (back-pressure), so after a barge-in `clear()` only has a few frames to drop and the
-audio stops on the next frame.
-`Utterance` is one turn's speech: text pieces go in, a worker synthesizes each piece,
-resamples it to 48 kHz and queues the frames. Every frame carries the piece it came from, so
-when playback is cut off the utterance knows exactly what was heard (`delivered_text`).
+The voice connection talks to `SpeechOut` only through `send` and reads only its `events`:
+
+- in, in order: `Say` (a piece of an answer, as `bot.voice.aloud` cut it) and `EndOfAnswer`
+  (no more pieces will come for that turn);
+- in, jumping the queue and acting at once: `Flush` (an interruption: the turn's queued audio
+  is dropped and the audio stops at the next 20 ms frame; answered by `Delivered`, the words the
+  user actually heard), `Pause` (a likely voice over Annie's: silence, the queue kept) and
+  `Resume` (a false alarm: play on where it paused);
+- back, on `events`: `FirstFrameOut` (a turn's first audible frame has gone out), `Delivered`
+  and `Played` (a turn's speech is over: its last frame went out, or it was flushed).
+
+Inside, `SpeechTrack` is the aiortc track: `recv()` returns one 20 ms frame per 20 ms of wall
+time (silence when nothing is queued), and producers wait while more than `max_buffer_ms` is
+queued (back-pressure), so a flush only has a few frames to drop. Every frame it sends also
+goes, with its time, to the echo reference queue hearing reads. `Utterance` is one turn's
+speech: a worker synthesizes each piece, resamples it to 48 kHz and queues the frames. Every
+frame carries the piece it came from, so when playback is cut off the utterance knows exactly
+what was heard (`delivered_text`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
-from dataclasses import dataclass, field
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field, replace
 
 import av
 import numpy as np
@@ -298,3 +310,150 @@ class Utterance:
         # Called from inside the worker, whose task is not `done()` yet.
         if all(p.synthesized and p.frames_played >= p.frames_total for p in self.pieces):
             self._end()
+
+
+# --- the stage's frames -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Say:
+    """A piece of the answer of `turn_id` to say (a sentence or a clause)."""
+
+    turn_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class EndOfAnswer:
+    """No more pieces will come for `turn_id`: its speech ends once what was said has played."""
+
+    turn_id: str
+
+
+@dataclass(frozen=True)
+class Flush:
+    """Control: stop the speech of `turn_id` at the next 20 ms frame, dropping what is queued
+    and whatever was still to be synthesized; answered by `Delivered`."""
+
+    turn_id: str
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Control: silence from the next frame on, the queued audio kept (a likely barge-in)."""
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Control: play on from where `Pause` stopped (a false alarm)."""
+
+
+SpeechFrame = Say | EndOfAnswer | Flush | Pause | Resume
+
+
+@dataclass(frozen=True)
+class FirstFrameOut:
+    """The first audible frame of `turn_id` went out, with the speech's timing so far."""
+
+    turn_id: str
+    timing: UtteranceTiming
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """The answer to `Flush`: what the user heard of `turn_id` (`text`), and how many queued
+    frames were dropped unheard."""
+
+    turn_id: str
+    text: str
+    frames_dropped: int
+
+
+@dataclass(frozen=True)
+class Played:
+    """The speech of `turn_id` is over (its last frame went out, or it was flushed): its
+    timing, and how many pieces it was given to say."""
+
+    turn_id: str
+    timing: UtteranceTiming
+    pieces: int
+
+
+SpeechEvent = FirstFrameOut | Delivered | Played
+
+# Turns whose speech is over, kept so that a late `Flush` still learns what was heard.
+_KEPT_OVER = 16
+
+
+class SpeechOut:
+    """The speech-out stage of one connection: `send` frames in, read `events` back.
+
+    `track` is the outgoing WebRTC track (the server adds it to the peer connection); `echo`,
+    when given, receives every frame as it goes out (the echo reference)."""
+
+    def __init__(
+        self,
+        tts: TTS,
+        *,
+        echo: asyncio.Queue[tuple[float, Int16 | None]] | None = None,
+        max_buffer_ms: int = 200,
+    ) -> None:
+        self.tts = tts
+        self.track = SpeechTrack(max_buffer_ms)
+        self.track.sent = echo
+        self.events: asyncio.Queue[SpeechEvent] = asyncio.Queue()
+        self._speaking: dict[str, Utterance] = {}
+        self._over: OrderedDict[str, Utterance] = OrderedDict()
+        self._watchers: set[asyncio.Task[None]] = set()
+
+    def send(self, frame: SpeechFrame) -> None:
+        """The one way in: pieces and ends wait their turn behind what is queued; `Flush`,
+        `Pause` and `Resume` act on the next frame out."""
+        if isinstance(frame, Pause):
+            self.track.pause()
+        elif isinstance(frame, Resume):
+            self.track.resume()
+        elif isinstance(frame, Flush):
+            utterance = self._speaking.get(frame.turn_id) or self._over.get(frame.turn_id)
+            if utterance is None:
+                utterance = self._start(frame.turn_id)
+            before = self.track.frames_dropped
+            heard = utterance.stop()
+            self.track.resume()  # the queue is dropped: the next answer plays from its start
+            dropped = self.track.frames_dropped - before
+            self.events.put_nowait(Delivered(frame.turn_id, heard, dropped))
+        elif frame.turn_id not in self._over:
+            utterance = self._speaking.get(frame.turn_id) or self._start(frame.turn_id)
+            if isinstance(frame, Say):
+                utterance.add(frame.text)
+            else:
+                utterance.close()
+
+    def _start(self, turn_id: str) -> Utterance:
+        utterance = Utterance(turn_id, self.tts, self.track)
+        self._speaking[turn_id] = utterance
+        watcher = asyncio.ensure_future(self._watch(utterance))
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
+        return utterance
+
+    async def _watch(self, utterance: Utterance) -> None:
+        """Report the utterance's first frame out and its end, in that order."""
+        turn_id = utterance.turn_id
+        await utterance.begun()
+        if utterance.timing.first_frame_at is not None:
+            self.events.put_nowait(FirstFrameOut(turn_id, replace(utterance.timing)))
+        await utterance.done()
+        self._speaking.pop(turn_id, None)
+        self._over[turn_id] = utterance
+        while len(self._over) > _KEPT_OVER:
+            self._over.popitem(last=False)
+        self.events.put_nowait(Played(turn_id, replace(utterance.timing), len(utterance.pieces)))
+
+    def close(self) -> None:
+        """The connection is over: every utterance stops, the track ends."""
+        for utterance in list(self._speaking.values()):
+            utterance.stop()
+        for watcher in list(self._watchers):
+            watcher.cancel()
+        self.track.stop()

@@ -1,10 +1,13 @@
-"""The data channel to the page: events out as JSON, the page's messages in.
+"""The data channel to the page: events out as JSON, the page's messages in as typed frames.
 
 Events are held until the channel opens, then sent in order. The page sends typed text, a
 request to stop speaking, or an answer to the approval it shows (`{"type": "approval",
-"id": ..., "decision": "yes" | "no"}`). Typed text may name a tool the answer must call
-first (`{"type": "text", "text": ..., "tool": "create_task"}`), for a client that wants that
-action whatever the model would choose; approval rules apply to it as to any call.
+"id": ..., "decision": "yes" | "no"}`). What the voice connection must act on goes out as
+frames on one queue (`frames`), which it reads: `Typed` (text to answer as a turn) and
+`StopPressed` (stop Annie now); the channel holds nothing of the connection. Typed text may
+name a tool the answer must call first (`{"type": "text", "text": ..., "tool":
+"create_task"}`), for a client that wants that action whatever the model would choose;
+approval rules apply to it as to any call.
 
 The page shows the approval a spoken yes would answer (this conversation's newest open
 one) and its Approve and Deny buttons send exactly that yes or no as typed text, through
@@ -15,8 +18,9 @@ actions, `bot.server.knowledge`).
 
 Whatever the page (or anything posing as it) sends is bounded. A message over
 `MAX_MESSAGE_CHARS` or typed text over `MAX_TEXT_CHARS` is refused unread; binary and
-malformed messages get an error event naming what was wrong. "Stop speaking" acts at once;
-everything else waits its turn in a queue of at most `MAX_QUEUED`, handled one at a time.
+malformed messages get an error event naming what was wrong. "Stop speaking" is posted at once;
+everything else waits its turn in a queue of at most `MAX_QUEUED`, handled one at a time (a
+`Typed` frame counts as handled once the connection has begun its turn).
 When messages come faster than that (each typed text interrupts the turn before it), the
 oldest waiting one is dropped, so the newest is what gets answered, and the page gets one
 error event per burst. Events for a page whose channel is not open yet are held up to
@@ -30,6 +34,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.turn.events import ApprovalEvent, ErrorEvent, Event
@@ -50,21 +55,41 @@ MAX_QUEUED = 8
 MAX_HELD = 1000
 
 
+@dataclass(frozen=True)
+class Typed:
+    """Text from the page to answer as a turn: typed, or an approval button's "yes" or "no".
+    `tool` names a tool the answer must call first. The reader resolves `begun` once the turn
+    has begun (or with the error that stopped it); the page's next message waits for that."""
+
+    text: str
+    tool: str | None = None
+    begun: asyncio.Future[None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future(), compare=False
+    )
+
+
+@dataclass(frozen=True)
+class StopPressed:
+    """The page's stop button: stop Annie now (never queued behind a turn)."""
+
+
+PageFrame = Typed | StopPressed
+
+
 class PageChannel:
-    """One page's data channel: `send` events, `handle` what the page sends."""
+    """One page's data channel: `send` events, `handle` what the page sends; what the voice
+    connection acts on goes out as `frames`."""
 
     def __init__(
         self,
         *,
-        on_text: Callable[[str, str | None], Awaitable[None]],
-        tools: Callable[[], set[str]] = set,
-        on_interrupt: Callable[[str], object],
+        tools: frozenset[str] = frozenset(),
         approvals: Approvals | None = None,
         session_id: str = "",
     ) -> None:
-        self.on_text = on_text
         self.tools = tools  # the tool names a typed message may require
-        self.on_interrupt = on_interrupt
+        # What the voice connection acts on, in order (`Typed`, `StopPressed`).
+        self.frames: asyncio.Queue[PageFrame] = asyncio.Queue()
         self.approvals = approvals
         self.session_id = session_id
         # Called with each event's JSON object as it is sent (tests, the benchmark).
@@ -106,7 +131,7 @@ class PageChannel:
         if parsed is None:
             return
         if parsed["type"] == "interrupt":
-            self.on_interrupt("button")  # never behind a queue: stopping is urgent
+            self.frames.put_nowait(StopPressed())  # never behind a queue: stopping is urgent
             return
         if len(self._queue) >= MAX_QUEUED:
             self._queue.popleft()
@@ -198,17 +223,24 @@ class PageChannel:
             text = self._text(message)
             tool = self._tool(message)
             if text is not None and tool is not False:
-                await self.on_text(text, tool if isinstance(tool, str) else None)
+                await self._typed(text, tool if isinstance(tool, str) else None)
         elif kind == "interrupt":
-            self.on_interrupt("button")
+            self.frames.put_nowait(StopPressed())
         elif kind == "approval":
             decision = self._decision(message)
             if decision is not None:
-                await self.on_text(decision, None)
+                await self._typed(decision, None)
         elif kind in self.handlers:
             await self.handlers[kind](message)
         else:
             self.send(ErrorEvent(f"unknown message type {kind!r}", where=WHERE))
+
+    async def _typed(self, text: str, tool: str | None) -> None:
+        """Post a turn, and wait until the connection has begun it: a burst of messages backs
+        up here, in the bounded queue, where the oldest are dropped."""
+        frame = Typed(text, tool)
+        self.frames.put_nowait(frame)
+        await frame.begun
 
     def _text(self, message: dict[str, Any]) -> str | None:
         text = message.get("text")
@@ -231,7 +263,7 @@ class PageChannel:
         tool = message.get("tool")
         if tool is None:
             return None
-        if not isinstance(tool, str) or tool not in self.tools():
+        if not isinstance(tool, str) or tool not in self.tools:
             shown = str(tool)[:60]
             self.send(ErrorEvent(f'"tool" names no tool Annie has: {shown!r}', where=WHERE))
             return False

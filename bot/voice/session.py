@@ -1,6 +1,6 @@
 """One voice connection: microphone frames in, the conversation in the middle, speech out.
 
-The connection joins three parts by queues of typed frames, and holds nothing else of them:
+The connection joins four parts by queues of typed frames, and holds nothing else of them:
 
 - **hearing** (`bot.voice.hearing`) reads the microphone and reports what it found on its
   `events` queue (`_listen` reads them): the user speaking, a likely voice over Annie's
@@ -11,17 +11,21 @@ The connection joins three parts by queues of typed frames, and holds nothing el
   inbox (`bot.turn.inbox`: the user's message, a barge-in, the budget reached, the first
   sound out, a gap to say reminders in) and says everything on one outbox (`_converse` reads
   it): each turn's events, closed by `AnswerClosed`, and what comes between turns;
-- **what is said** (`bot.voice.aloud`: the spoken budget; code, lists and links stay on the
-  page) goes into an `Utterance` (Piper → 48 kHz → the paced `SpeechTrack`), whose first
-  frame out is awaited (`begun`), never called back.
+- **audio out** (`bot.voice.audio_out.SpeechOut`: Piper → 48 kHz → the paced track) takes
+  what is said (`bot.voice.aloud`: the spoken budget; code, lists and links stay on the page)
+  as frames (`Say`, `EndOfAnswer`; `Flush`, `Pause`, `Resume` act at once) and reports on
+  its `events` queue (`_from_speech` reads them): a turn's first frame out, what was heard of
+  a flushed turn (`Delivered`), a turn's speech over (`Played`);
+- **the page's data channel** (`bot.voice.page_channel`) posts frames (`_from_page` reads
+  them): typed text takes the same path as a heard turn without the recognizer, and so do the
+  page's Approve and Deny buttons (a typed "yes" or "no"); the stop button interrupts.
 
-Events go to the page unchanged. Typed text from the page takes the same path without the
-recognizer, and so do the page's Approve and Deny buttons (`bot.voice.page_channel`: a typed
-"yes" or "no"). A new turn interrupts the one in flight. On barge-in the queued audio is
-dropped at once and the conversation is told what was actually heard (`Interrupt`); it stops
-generating, and cancels a turn that does not wind down in time. Reminders that fall due are
-said at the next gap, which `GapWaiter` finds from the changes it is told of. Closing the
-connection closes the conversation, which persists it (tier 3).
+Events go to the page unchanged. A new turn interrupts the one in flight. On barge-in audio
+out is flushed (silent at its next 20 ms frame) and answers with what was actually heard,
+which the conversation is told (`Interrupt`); it stops generating, and cancels a turn that
+does not wind down in time. Reminders that fall due are said at the next gap, which
+`GapWaiter` finds from the changes it is told of. Closing the connection closes the
+conversation, which persists it (tier 3).
 """
 
 from __future__ import annotations
@@ -63,7 +67,18 @@ from bot.turn.inbox import (
     UserMessage,
 )
 from bot.voice.aloud import for_turn
-from bot.voice.audio_out import SpeechTrack, Utterance
+from bot.voice.audio_out import (
+    Delivered,
+    EndOfAnswer,
+    FirstFrameOut,
+    Flush,
+    Pause,
+    Played,
+    Resume,
+    Say,
+    SpeechOut,
+    UtteranceTiming,
+)
 from bot.voice.chunker import SentenceChunker
 from bot.voice.heard import (
     BargeInHeard,
@@ -74,7 +89,7 @@ from bot.voice.heard import (
     WordsSoFar,
 )
 from bot.voice.hearing import Hearing
-from bot.voice.page_channel import PageChannel
+from bot.voice.page_channel import PageChannel, StopPressed, Typed
 from bot.voice.prepared import PreparedVoice, Preparer
 from bot.voice.timing import MetricsSink, TurnClock
 from bot.voice.types import (
@@ -130,15 +145,8 @@ class VoiceSession:
         self.tts = voice if voice is not None else PreparedVoice(tts)
         self.vad = vad
         self.metrics = metrics
-        self.output = SpeechTrack()
         self.stats = VoiceStats()
-        self.page = PageChannel(
-            on_text=self.submit_text,
-            tools=lambda: set(tools),
-            on_interrupt=self.interrupt,
-            approvals=approvals,
-            session_id=session_id,
-        )
+        self.page = PageChannel(tools=tools, approvals=approvals, session_id=session_id)
         self.on_event = self.page.listeners
         self.ahead = Preparer(self.tts)
         self._active: AnswerInFlight | None = None
@@ -151,7 +159,10 @@ class VoiceSession:
         self.hearing = Hearing(
             settings, stt, vad, stats=self.stats, end_of_turn=end_of_turn, words=words
         )
-        self.output.sent = self.hearing.sent  # the echo reference flows back as frames
+        # Audio out; every frame it sends flows back to hearing (the echo reference).
+        self.speech = SpeechOut(self.tts, echo=self.hearing.sent)
+        self.output = self.speech.track  # for the peer connection, and its counters
+        self._output_paused = False  # audio out was told to `Pause`, not yet to play on
         self._quiet = True  # as hearing last reported
         # Turns heard and handed on, not yet begun: they count as busy (no reminder first).
         self._starting = 0
@@ -161,6 +172,8 @@ class VoiceSession:
         self.reminders_spoken: list[tuple[str, float]] = []  # (turn id, wall time of 1st frame)
         self._listening = self._spawn(self._listen())
         self._conversing = self._spawn(self._converse())
+        self._spawn(self._from_speech())
+        self._spawn(self._from_page())
 
     @property
     def input_dropped_ms(self) -> float:
@@ -182,8 +195,8 @@ class VoiceSession:
         is the user's over her answer or her own echo depends on it."""
         turn = self._active
         audible = None
-        if turn is not None and not turn.interrupted and not turn.utterance.finished:
-            audible = turn.utterance.timing.first_frame_at
+        if turn is not None and not turn.interrupted and not turn.played.is_set():
+            audible = turn.audible_since
         frame = Answering(turn.clock.turn_id if turn is not None else "", audible)
         self.hearing.answering.put_nowait(frame)
 
@@ -271,9 +284,8 @@ class VoiceSession:
                 self._begin(text, clock, tool_choice)
 
     def _begin(self, text: str, clock: TurnClock, tool_choice: str | None) -> None:
-        utterance = Utterance(clock.turn_id, self.tts, self.output)
         # What is said: the spoken budget, no code or lists read out; the page gets it all.
-        active = AnswerInFlight(clock, utterance, for_turn(self.settings.speech, clock.source))
+        active = AnswerInFlight(clock, for_turn(self.settings.speech, clock.source))
         self._open[clock.turn_id] = active
         self._set_active(active)
         self.send(VoiceActivity("thinking", clock.turn_id))
@@ -284,17 +296,17 @@ class VoiceSession:
     async def _speak(self, active: AnswerInFlight) -> None:
         """The turn's answer to its last frame; what it was, once it ends."""
         clock = active.clock
-        utterance = active.utterance
-        first_frame = self._spawn(self._first_frame(active))
         try:
             await active.closed.wait()  # every event of the turn has come
-            utterance.close()
-            await utterance.done()
+            self.speech.send(EndOfAnswer(clock.turn_id))
+            await active.played.wait()
+            if active.interrupted:
+                # Audio out answers every flush with what was heard: wait for it.
+                await active.delivered_known.wait()
         except asyncio.CancelledError:
-            utterance.stop()
+            self.speech.send(Flush(clock.turn_id))
             raise
         finally:
-            first_frame.cancel()
             self._open.pop(clock.turn_id, None)
             # Idle-time work waited for the first sound; there will be none after this.
             self.line.send(Sounding())
@@ -306,17 +318,36 @@ class VoiceSession:
             if self._active is active:
                 self._set_active(None)
                 # An announcement with nothing to say (another device said it) is no turn.
-                said = clock.source != "reminder" or utterance.pieces
+                said = clock.source != "reminder" or active.pieces
                 if said and not self._closed:
                     self.send(VoiceActivity("idle", clock.turn_id))
-            self._finish_turn(clock, utterance)
+            self._finish_turn(clock, active.timing)
 
-    async def _first_frame(self, active: AnswerInFlight) -> None:
+    # --- what audio out reports ---------------------------------------------------------------
+
+    async def _from_speech(self) -> None:
+        """Audio out's reports, in order: a turn's first frame out, what was heard of a
+        flushed turn, a turn's speech over."""
+        while True:
+            frame = await self.speech.events.get()
+            turn = self._open.get(frame.turn_id)
+            if turn is None:
+                continue
+            if isinstance(frame, FirstFrameOut):
+                self._first_frame(turn, frame.timing)
+            elif isinstance(frame, Delivered):
+                self._delivered(turn, frame)
+            elif isinstance(frame, Played):
+                turn.timing = frame.timing
+                turn.pieces = frame.pieces
+                turn.played.set()
+
+    def _first_frame(self, active: AnswerInFlight, timing: UtteranceTiming) -> None:
         """The answer's first frame is out: the page and hearing learn it, the conversation's
         idle-time work may have the cores, and the turn's latency is known."""
-        utterance = active.utterance
-        await utterance.begun()
-        if utterance.timing.first_frame_at is None or self._active is not active:
+        active.timing = timing
+        active.audible_since = timing.first_frame_at
+        if self._active is not active:
             return
         self._tell_hearing()
         self.line.send(Sounding())
@@ -325,7 +356,7 @@ class VoiceSession:
             self.reminders_spoken.append((clock.turn_id, time.time()))
             self.send(VoiceActivity("speaking", clock.turn_id))
             return
-        clock.fill_from_utterance(utterance.timing)
+        clock.fill_from_utterance(timing)
         self.send(VoiceActivity("speaking", clock.turn_id))
         self.send(clock.event())
 
@@ -367,16 +398,13 @@ class VoiceSession:
         if turn is None or turn.interrupted:
             return
         spoken = turn.spoken
-        utterance = turn.utterance
         if isinstance(event, ReminderEvent):
             chunker = SentenceChunker()
-            for piece in [*chunker.feed(event.text + " "), *chunker.flush()]:
-                utterance.add(piece)
+            self._say(turn, [*chunker.feed(event.text + " "), *chunker.flush()])
         elif spoken is None:
             return
         elif isinstance(event, TextDelta):
-            for piece in spoken.feed(event.text):
-                utterance.add(piece)
+            self._say(turn, spoken.feed(event.text))
             if spoken.cut is not None and not turn.budget_reached:
                 # The budget is reached (or it repeats itself): stop generating; the text up
                 # to the cut is the finished answer.
@@ -385,16 +413,18 @@ class VoiceSession:
         elif isinstance(event, StateAnswer) or (isinstance(event, TurnDone) and event.failed):
             # A failed model turn is said aloud too: the user is not left in silence.
             said = event.spoken if isinstance(event, StateAnswer) else ""
-            for piece in spoken.say(said or event.text):
-                utterance.add(piece)
+            self._say(turn, spoken.say(said or event.text))
+
+    def _say(self, turn: AnswerInFlight, pieces: list[str]) -> None:
+        for piece in pieces:
+            self.speech.send(Say(turn.clock.turn_id, piece))
 
     def _close_answer(self, turn_id: str) -> None:
         turn = self._open.get(turn_id)
         if turn is None:
             return
         if not turn.interrupted and turn.spoken is not None:
-            for piece in turn.spoken.flush():
-                turn.utterance.add(piece)
+            self._say(turn, turn.spoken.flush())
         turn.closed.set()
 
     def _observe(self, event: Event, active: AnswerInFlight) -> None:
@@ -403,10 +433,10 @@ class VoiceSession:
             active.done = event
             self.page.show_approval()  # the turn may have asked for one, or answered it
 
-    def _finish_turn(self, clock: TurnClock, utterance: Utterance) -> None:
+    def _finish_turn(self, clock: TurnClock, timing: UtteranceTiming) -> None:
         if clock.source == "reminder":
             return
-        clock.fill_from_utterance(utterance.timing)
+        clock.fill_from_utterance(timing)
         self.stats.turns.append(clock)
         if not self._closed:  # the whole breakdown, the session's stages included
             self.send(clock.event())
@@ -416,33 +446,61 @@ class VoiceSession:
     def _pause_output(self, paused: bool) -> None:
         """The user's voice is likely (pause) or was a false alarm (play on where it paused)."""
         if paused:
-            self.output.pause()
+            self.speech.send(Pause())
+            self._output_paused = True
             self.stats.barge_pauses += 1
             return
-        if self.output.paused:
-            self.output.resume()
+        if self._output_paused:
+            self.speech.send(Resume())
+            self._output_paused = False
             self.stats.false_alarms += 1
 
-    def interrupt(self, reason: str) -> BargeIn | None:
-        """Stop Annie now: drop queued audio, tell the conversation what was heard."""
+    def interrupt(self, reason: str) -> None:
+        """Stop Annie now: audio out is flushed, and answers with what was heard
+        (`_delivered`), which the conversation is told."""
         active = self._active
         if active is None or active.interrupted:
-            return None
-        at = time.monotonic()
-        dropped_before = self.output.frames_dropped
+            return
         active.interrupted = True
-        delivered = active.utterance.stop()
-        self.output.resume()  # the queue is dropped: the next answer plays from its start
-        active.delivered = delivered
+        active.interrupted_at = time.monotonic()
+        active.interrupt_reason = reason
+        self.speech.send(Flush(active.clock.turn_id))  # silent from the next 20 ms frame
+        self._output_paused = False  # a flush plays on: the next answer starts from its start
         self._tell_hearing()
-        barge = BargeIn(
-            active.clock.turn_id, at, delivered, self.output.frames_dropped - dropped_before
-        )
-        self.stats.barge_ins.append(barge)
-        log.info("interrupted turn %s (%s); heard: %r", barge.turn_id, reason, delivered)
         self.send(VoiceActivity("interrupted", active.clock.turn_id))
-        self.line.send(Interrupt(active.clock.turn_id, delivered))
-        return barge
+
+    def _delivered(self, active: AnswerInFlight, frame: Delivered) -> None:
+        """What the user heard of an interrupted answer: the conversation keeps only that."""
+        active.delivered = frame.text
+        barge = BargeIn(frame.turn_id, active.interrupted_at, frame.text, frame.frames_dropped)
+        self.stats.barge_ins.append(barge)
+        reason = active.interrupt_reason
+        log.info("interrupted turn %s (%s); heard: %r", frame.turn_id, reason, frame.text)
+        self.line.send(Interrupt(frame.turn_id, frame.text))
+        active.delivered_known.set()
+
+    # --- the page's frames --------------------------------------------------------------------
+
+    async def _from_page(self) -> None:
+        """The page's frames, in order: the stop button acts at once, typed text starts a turn
+        (by a task of its own, so a stop that follows is never queued behind it)."""
+        while True:
+            frame = await self.page.frames.get()
+            if isinstance(frame, StopPressed):
+                self.interrupt("button")
+            elif isinstance(frame, Typed):
+                self._spawn(self._typed(frame))
+
+    async def _typed(self, frame: Typed) -> None:
+        try:
+            await self.submit_text(frame.text, frame.tool)
+        except Exception as exc:  # the page channel reports it, as for any message it handles
+            frame.begun.set_exception(exc)
+        else:
+            frame.begun.set_result(None)
+        finally:
+            if not frame.begun.done():
+                frame.begun.cancel()
 
     # --- reminders --------------------------------------------------------------------------
 
@@ -467,8 +525,7 @@ class VoiceSession:
 
     def _announce(self) -> None:
         clock = TurnClock(turn_id=new_turn_id(), source="reminder", origin=time.monotonic())
-        utterance = Utterance(clock.turn_id, self.tts, self.output)
-        active = AnswerInFlight(clock, utterance)
+        active = AnswerInFlight(clock)
         self._open[clock.turn_id] = active
         self._set_active(active)
         self.line.send(SayReminders(clock.turn_id))
@@ -496,7 +553,7 @@ class VoiceSession:
             for task in list(self._tasks):
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            self.output.stop()
+            self.speech.close()
             await self.line.close()
         finally:
             self.closed.set()

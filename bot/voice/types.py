@@ -3,9 +3,10 @@
 `Line` is the conversation as the voice connection sees it: one inbox (`send`, with the
 commands of `bot.turn.inbox`) and one outbox of events; the voice holds nothing else of it.
 `AnswerInFlight` is one answer from its start to its last audible frame: the conversation's
-events for it, what is said of it, whether it was interrupted; `Answering` is the frame that
-tells hearing whether an answer is in progress and since when it is audible (hearing tells the
-user's voice from Annie's by it). `VoiceStats` keeps every turn's clock and every barge-in
+events for it, what is said of it, what audio out reported of its speech (the frames of
+`bot.voice.audio_out`), whether it was interrupted; `Answering` is the frame that tells hearing
+whether an answer is in progress and since when it is audible (hearing tells the user's voice
+from Annie's by it). `VoiceStats` keeps every turn's clock and every barge-in
 for tests and the benchmark.
 """
 
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 from bot.turn.events import Event, TurnDone
 from bot.turn.inbox import Command
 from bot.voice.aloud import SpokenAnswer
-from bot.voice.audio_out import Utterance
+from bot.voice.audio_out import UtteranceTiming
 from bot.voice.timing import TurnClock
 
 
@@ -59,12 +60,21 @@ class AnswerInFlight:
     announcement), from its start until its last audible frame."""
 
     clock: TurnClock
-    utterance: Utterance
     # What is said of the answer (the spoken budget; None for a reminder's announcement).
     spoken: SpokenAnswer | None = None
     task: asyncio.Task[None] | None = None
     interrupted: bool = False
+    # When and why it was interrupted; what the user heard comes back from audio out.
+    interrupted_at: float = 0.0
+    interrupt_reason: str = ""
     delivered: str = ""
+    delivered_known: asyncio.Event = field(default_factory=asyncio.Event)  # `Delivered` came
+    # Audio out's reports: its timing, the first audible frame's time, the pieces it was
+    # given, and whether its speech is over (`Played`).
+    timing: UtteranceTiming = field(default_factory=UtteranceTiming)
+    audible_since: float | None = None
+    pieces: int = 0
+    played: asyncio.Event = field(default_factory=asyncio.Event)
     done: TurnDone | None = None  # the session's TurnDone, once it came
     budget_reached: bool = False  # the conversation was told `Enough`
     # Set at the turn's `AnswerClosed`: every event of it has come.

@@ -1,4 +1,5 @@
-"""The audio tracks on their own: paced output with back-pressure, utterances, the mic reader."""
+"""The audio tracks on their own: paced output with back-pressure, utterances, audio out as a
+stage of frames, the mic reader."""
 
 from __future__ import annotations
 
@@ -14,13 +15,29 @@ from aiortc.rtp import RtpPacket
 
 from bot.voice.audio_convert import (
     WEBRTC_FRAME_SAMPLES,
+    Int16,
     OutputResampler,
     frame_rms,
     make_frame,
     split_frames,
 )
 from bot.voice.audio_in import AudioInput, prompt_receiver
-from bot.voice.audio_out import LEAD_IN_LEVEL, SpeechTrack, Utterance, trim_lead_in
+from bot.voice.audio_out import (
+    LEAD_IN_LEVEL,
+    Delivered,
+    EndOfAnswer,
+    FirstFrameOut,
+    Flush,
+    Pause,
+    Played,
+    Resume,
+    Say,
+    SpeechEvent,
+    SpeechOut,
+    SpeechTrack,
+    Utterance,
+    trim_lead_in,
+)
 from models.base import TTS, VAD, Pcm
 from testkit.peer import speak_48k
 
@@ -116,6 +133,78 @@ async def test_stopping_an_utterance_keeps_only_the_heard_words(tts: TTS) -> Non
     assert not any([voiced(await track.recv()) for _ in range(5)])
     utterance.add("Ignored after the stop.")
     assert utterance.finished and len(utterance.pieces) == 1
+
+
+async def _next_event(stage: SpeechOut, track: SpeechTrack) -> SpeechEvent:
+    """The stage's next report, pulling frames off its track (as WebRTC would) meanwhile."""
+    got = asyncio.ensure_future(stage.events.get())
+    for _ in range(1000):  # 20 s of frames: far more than any utterance here
+        if got.done():
+            return got.result()
+        await track.recv()
+    got.cancel()
+    raise AssertionError("audio out reported nothing")
+
+
+async def test_audio_out_takes_frames_and_reports_the_first_frame_and_the_end(tts: TTS) -> None:
+    echo: asyncio.Queue[tuple[float, Int16 | None]] = asyncio.Queue(1000)
+    stage = SpeechOut(tts, echo=echo)
+    stage.send(Say("t1", "Hello there."))
+    stage.send(Say("t1", "This is the second piece."))
+    stage.send(EndOfAnswer("t1"))
+    first = await _next_event(stage, stage.track)
+    assert isinstance(first, FirstFrameOut) and first.turn_id == "t1"
+    assert first.timing.first_frame_at is not None and first.timing.last_frame_at is not None
+    over = await _next_event(stage, stage.track)
+    assert isinstance(over, Played) and over.turn_id == "t1" and over.pieces == 2
+    assert over.timing.last_frame_at is not None
+    assert over.timing.last_frame_at > first.timing.first_frame_at
+    # Every frame sent went to the echo reference, voiced ones with their samples.
+    sent = [echo.get_nowait() for _ in range(echo.qsize())]
+    assert sum(samples is not None for _, samples in sent) == stage.track.voiced_frames_sent
+    stage.send(Say("t1", "Too late: this turn's speech is over."))
+    assert not any([voiced(await stage.track.recv()) for _ in range(5)])
+    stage.close()
+
+
+async def test_a_flush_stops_audio_at_the_next_frame_and_answers_with_what_was_heard(
+    tts: TTS,
+) -> None:
+    stage = SpeechOut(tts)
+    text = "One two three four five six seven eight nine ten eleven twelve thirteen fourteen."
+    stage.send(Say("t2", text))
+    heard_frames = 0
+    while heard_frames < 40:  # 0.8 s of speech, well before the end
+        heard_frames += voiced(await stage.track.recv())
+    stage.send(Flush("t2"))
+    assert not voiced(await stage.track.recv())  # silent from the very next frame
+    delivered = await asyncio.wait_for(stage.events.get(), 5)
+    assert isinstance(delivered, FirstFrameOut)
+    delivered = await asyncio.wait_for(stage.events.get(), 5)
+    assert isinstance(delivered, Delivered) and delivered.turn_id == "t2"
+    words = delivered.text.split()
+    assert words and text.split()[: len(words)] == words and len(words) < len(text.split())
+    over = await asyncio.wait_for(stage.events.get(), 5)
+    assert isinstance(over, Played) and over.turn_id == "t2"
+    # A flush of a turn that said nothing yet answers too: nothing was heard.
+    stage.send(Flush("t3"))
+    nothing = await asyncio.wait_for(stage.events.get(), 5)
+    assert nothing == Delivered("t3", "", 0)
+    stage.close()
+
+
+async def test_a_pause_keeps_the_queue_and_resume_plays_on(tts: TTS) -> None:
+    stage = SpeechOut(tts)
+    stage.send(Say("t4", "One two three four five six seven eight."))
+    stage.send(EndOfAnswer("t4"))
+    while not voiced(await stage.track.recv()):
+        pass
+    stage.send(Pause())
+    assert not any([voiced(await stage.track.recv()) for _ in range(10)])
+    assert stage.track.queued_frames > 0  # kept, not dropped
+    stage.send(Resume())
+    assert voiced(await stage.track.recv())
+    stage.close()
 
 
 class _StereoClip(MediaStreamTrack):
