@@ -459,6 +459,155 @@ def date_phrase(core: str, now: datetime) -> DateAnswer | None:
 _DAY_ONLY = re.compile(_DAY_REF)
 
 
+# Spans of days a schedule read may ask about: "next week", "in March", "the next three
+# months", "the first week of June", "from the 20th to the 25th of June". A day alone is
+# `day_named`'s; today, tomorrow and this week are the schedule's own words.
+_FEW = {"few": 3, "couple of": 2, "couple": 2}
+_SPAN_MONTH = r"(?P<smonth>this month|next month|" + "|".join(_MONTHS) + r")"
+_SPANS = [
+    ("weeks", re.compile(r"(?:the )?(?:next|coming|following) week|the week after this")),
+    ("coming", re.compile(r"(?:the |my )?(?:coming|upcoming) week")),
+    ("month", re.compile(r"(?:the )?(?P<which>this|next) month")),
+    (
+        "part",
+        re.compile(
+            r"(?:the )?(?P<part>first|second|third|fourth|last) week (?:of|in) (?:the )?"
+            + _SPAN_MONTH
+        ),
+    ),
+    (
+        "ahead",
+        re.compile(
+            r"(?:the )?(?:next|coming|following) (?:(?P<few>few|couple of|couple) |"
+            + _N.replace("?P<n>", "?P<ahead>")
+            + r" )?(?P<aunit>days|weeks|months)"
+        ),
+    ),
+    (
+        # A month by name; "may" only after a word that makes it one ("in May", "my May").
+        "named",
+        re.compile(
+            r"(?:(?:in|during|for|of|all of) )?" + _MONTH.replace("?P<month>", "?P<nmonth>")
+        ),
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Span:
+    """Days [first, end) a schedule read asks about, and how to say them."""
+
+    first: date
+    end: date
+    said: str
+    phrase: str  # the words that named it
+
+    def iso(self) -> str:
+        """As an ISO 8601 interval of dates: "2027-03-01/2027-04-01"."""
+        return f"{self.first.isoformat()}/{self.end.isoformat()}"
+
+
+def _month_end(first: date) -> date:
+    return (first.replace(day=28) + timedelta(days=4)).replace(day=1)
+
+
+def _span(kind: str, m: re.Match[str], today: date) -> Span | None:
+    phrase = m.group(0)
+    if kind == "weeks":
+        monday = today + timedelta(days=7 - today.weekday())
+        return Span(monday, monday + timedelta(days=7), "next week", phrase)
+    if kind == "coming":
+        return Span(today, today + timedelta(days=7), "in the coming week", phrase)
+    if kind == "month":
+        first = _month_of(f"{m.group('which')} month", today)
+        start = max(first, today)
+        return Span(start, _month_end(first), f"{m.group('which')} month", phrase)
+    if kind == "part":
+        first = _month_of(m.group("smonth"), today)
+        end = _month_end(first)
+        part = m.group("part")
+        if part == "last":
+            begin = end - timedelta(days=7)
+        else:
+            begin = first + timedelta(days=7 * _NTHS.index(part))
+        said = f"the {part} week of {first:%B}"
+        return Span(begin, min(begin + timedelta(days=7), end), said, phrase)
+    if kind == "ahead":
+        n = _FEW[m.group("few")] if m.group("few") else _number(m.group("ahead") or "one")
+        unit = m.group("aunit")
+        if n < 1 or n > 24:
+            return None
+        end = _shifted(today, n, unit, "from now")
+        if m.group("few"):
+            said = f"in the next {m.group('few')} {unit}"
+        elif n > 1:
+            said = f"in the next {count_words(n, unit.rstrip('s'))}"
+        else:
+            said = f"in the next {unit.rstrip('s')}"
+        return Span(today, end, said, phrase)
+    bare = not re.match(r"(?:in|during|for|of|all of) ", phrase)
+    if m.group("nmonth") == "may" and bare and m.string[max(0, m.start() - 3) : m.start()] != "my ":
+        return None
+    first = _month_of(m.group("nmonth"), today)
+    return Span(max(first, today), _month_end(first), f"in {first:%B}", phrase)
+
+
+_RANGE_JOIN = re.compile(r" (?:to|and|until|till|through|thru) ")
+_RANGE_OPEN = re.compile(r"^(?:from|between) ")
+
+
+def _range(core: str, today: date, whole: bool) -> Span | None:
+    """Two days joined ("from the 20th to the 25th of June", "between Monday and Friday",
+    "June 20 to June 25"): the words on each side of the join that name a day, a month said
+    once at the end read for both."""
+    for join in _RANGE_JOIN.finditer(core):
+        left, right = core[: join.start()].split(), core[join.end() :].split()
+        for n_right in range(min(len(right), 5), 0, -1):
+            b = " ".join(right[:n_right])
+            month = re.search(r"(?:of )?(" + "|".join(_MONTHS) + r")$", b)
+            for n_left in range(min(len(left), 4), 0, -1):
+                a = " ".join(left[-n_left:])
+                opened = _RANGE_OPEN.match(a)
+                day_a = a[opened.end() :] if opened else a
+                if day_a.isdigit():
+                    continue  # "between 9 and 11" is hours
+                if month and not re.search("|".join(_MONTHS), day_a):
+                    day_a = f"{day_a} of {month.group(1)}"
+                first = day_named(day_a, today)
+                last = day_named(b, first) if first else None
+                if first is None or last is None or last < first or (last - first).days > 92:
+                    continue
+                phrase = f"{a}{join.group(0)}{b}"
+                if whole and phrase != core:
+                    continue
+                said = f"from {_said(first, today)} to {_said(last, today)}"
+                return Span(first, last + timedelta(days=1), said, phrase)
+    return None
+
+
+def span_named(phrase: str, today: date) -> Span | None:
+    """The span of days `phrase` names in full, or None (a single day is `day_named`'s)."""
+    found = _range(phrase, today, whole=True)
+    if found is not None:
+        return found
+    for kind, rule in _SPANS:
+        m = rule.fullmatch(phrase)
+        if m is not None:
+            return _span(kind, m, today)
+    return None
+
+
+def span_in(core: str, today: date) -> Span | None:
+    """The span of days named anywhere in `core` in the most words, or None."""
+    best = _range(core, today, whole=False)
+    for kind, rule in _SPANS:
+        for m in re.finditer(rf"\b(?:{rule.pattern})\b", core):
+            found = _span(kind, m, today)
+            if found is not None and (best is None or len(found.phrase) > len(best.phrase)):
+                best = found
+    return best
+
+
 def day_named(phrase: str, today: date) -> date | None:
     """The date a weekday or a day of the month names ("friday", "the 21st", "march 8th"),
     the next on or after today; None for anything else, "tomorrow" included (the schedule's
@@ -593,9 +742,12 @@ def _cap(text: str) -> str:
 __all__ = [
     "DateAnswer",
     "Hours",
+    "Span",
     "date_phrase",
     "day_named",
     "hours_asked",
+    "span_in",
+    "span_named",
     "time_in",
     "warm",
     "zones_for",

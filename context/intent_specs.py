@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from context import lookup
 from context import state_answers as answers
-from context.clocks import Hours, date_phrase, hours_asked, time_in
+from context.clocks import Hours, date_phrase, hours_asked, span_in, time_in
 from context.intent_examples import FOLDER
 from context.normalize import normalize
 from context.state_answers import StateResult
@@ -282,11 +282,26 @@ def _find(sources: Sources, asked: Asked) -> StateResult | None:
     return lookup.membership_answer(found.item, found.within, places, now, embed)
 
 
+def _midnight(day: date, now: datetime) -> datetime:
+    return now.replace(year=day.year, month=day.month, day=day.day, hour=0, minute=0,
+                       second=0, microsecond=0)  # fmt: skip
+
+
 def _agenda(sources: Sources, asked: Asked) -> StateResult:
-    """The schedule of one named day ("anything on my calendar for the 21st")."""
-    day, now = date.fromisoformat(asked.match.item), asked.now
-    start = now.replace(year=day.year, month=day.month, day=day.day, hour=0, minute=0,
-                        second=0, microsecond=0)  # fmt: skip
+    """The schedule of one named day ("anything on my calendar for the 21st"), or of a span
+    of days ("next week", "in March": the item is an ISO interval of dates)."""
+    now = asked.now
+    if "/" in asked.match.item:
+        first, end_day = (date.fromisoformat(d) for d in asked.match.item.split("/"))
+        span = span_in(normalize(asked.text), now.date())
+        label = span.said if span is not None else f"from {first:%B} {first.day}"
+        start = max(_midnight(first, now), now) if first == now.date() else _midnight(first, now)
+        events = sources.calendar_between(start, _midnight(end_day, now))
+        return answers.window_answer(
+            sources.records(), start, _midnight(end_day, now), label, now, events, dated=True
+        )
+    day = date.fromisoformat(asked.match.item)
+    start = _midnight(day, now)
     end = (start + timedelta(days=1, hours=12)).replace(hour=0)
     label = "today" if day == now.date() else f"{day:%A}, {day:%B} {day.day}"
     hours = hours_asked(normalize(asked.text))
@@ -408,7 +423,7 @@ SPECS: tuple[IntentSpec, ...] = (
     ),
     IntentSpec(
         "agenda",
-        "the schedule of one named day",
+        "the schedule of one named day or span of days",
         ("item",),
         _agenda,
         fallback=CANT_READ_SCHEDULE,

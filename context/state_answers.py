@@ -169,7 +169,10 @@ def window_answer(
     reminders = store.reminders.between(start, end, limit=50)
     due = store.tasks.due_between(start, end, limit=50)
     if not reminders and not due and not events:
-        return StateResult(f"Nothing is scheduled for {label}.", "schedule")
+        # "for Friday", "for next week"; a label with its own preposition ("in March", "from
+        # Monday to Friday") takes none.
+        when = label if label.startswith(("in ", "from ", "between ", "on ")) else f"for {label}"
+        return StateResult(f"Nothing is scheduled {when}.", "schedule")
 
     def at(moment: datetime) -> str:
         return spoken_when(moment.isoformat(), now) if dated else f"at {spoken_time(moment)}"

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from context.clocks import date_phrase, day_named, hours_asked, zones_for
+from context.clocks import date_phrase, day_named, hours_asked, span_in, span_named, zones_for
 from context.state_vocab import Intent
 
 # Where an item may be looked for: the one to-do list, the reminders, the schedule.
@@ -110,8 +110,8 @@ _EVENTS = re.compile(
     r"|planned|booked)\b"
 )
 _EVENT_CHANGE = re.compile(
-    r"\b(?:add|set up|setup|book|cancel|cancelled|delete|remove|move|reschedule|rescheduled"
-    r"|create|put|invite|accept|decline|make|clear|block|change|update|edit|send|share|sync"
+    r"\b(?:add|added|adding|set up|setup|book|cancel|cancelled|delete|remove|move|reschedule"
+    r"|rescheduled|create|put|invite|accept|decline|make|clear|block|change|update|edit|send|share|sync"
     r"|postpone|push|organi[sz]e|arrange|prepare|should|would you|how do|how to|why|define"
     r"|meaning|around me|around here|near me|nearby|in town|in the city|happening around|best"
     r"|app|apps|application|software|tool|recommend|tips|ideas?|history|invented|kind of"
@@ -198,13 +198,19 @@ def _schedule_read(core: str) -> Argued | None:
     # Without "my", only a word of a person's own schedule and a day of theirs will do
     # ("what are meetings scheduled for today"); "the schedule of the Tour de France", "what's
     # a lunar calendar" and "what calendar do the Chinese use" are about the world.
+    today = _now().date()
+    # A span of days ("next week", "in March", "the next three months") is a day of the
+    # user's, and its words ("for the next") are not another's.
+    span = span_in(core, today)
+    unspanned = core.replace(span.phrase, " ") if span is not None else core
     if _OWN.search(core) is None and (
         _PERSONAL.search(core) is None
-        or _USER_DAY.search(core) is None
-        or _OF_ANOTHER.search(core) is not None
+        or (_USER_DAY.search(core) is None and span is None)
+        or _OF_ANOTHER.search(unspanned) is not None
     ):
         return None
-    today = _now().date()
+    if span is not None:
+        return Argued("agenda", item=span.iso())
     # A date before a weekday: "saturday march twenty fifth" is the date's day.
     on = next((m for m in _ON_DAY.finditer(core) if m.group("date")), None) or _ON_DAY.search(core)
     if on is not None:
@@ -429,6 +435,9 @@ def argued(core: str) -> Argued | None:
             on = day_named(m.group("when"), today)
             if on is not None:
                 return Argued("agenda", item=on.isoformat())
+            span = span_named(m.group("when"), today)
+            if span is not None:
+                return Argued("agenda", item=span.iso())
     if date_phrase(core, _now()) is not None:
         return Argued("dates")
     hours_read = _HOURS_READ.match(_ASKING.sub("", core)) and not _EVENT_CHANGE.search(core)

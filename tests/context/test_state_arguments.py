@@ -169,6 +169,9 @@ def test_look_alikes_carry_no_argument(text: str) -> None:
         ("open my list", "list"),
         ("what lists do i have", None),  # Annie keeps one list; the model says so
         ("anything is ok with me", None),
+        ("the march events are to be added to my calendar", None),  # a change, not a read
+        ("what do i have next week", "agenda"),
+        ("any meetings in the first week of june", "agenda"),
         ("could you confirm what i just said", None),
     ],
 )
@@ -198,6 +201,100 @@ def test_a_day_s_agenda_reads_the_calendar_with_the_records(
     assert set(result.sources) == {"book@t", "dentist@t"}
     when = resolver.resolve("when is my dentist appointment", now=now)
     assert when is not None and when.text.startswith("Dentist, ")
+
+
+def _in_days(n: int) -> str:
+    return f"{_now().date() + timedelta(days=n):%Y%m%d}"
+
+
+def test_a_span_of_days_reads_every_event_in_it_with_its_day(
+    store: Store, settings: Settings, tmp_path: Path
+) -> None:
+    """ "Next week", "the next three months", "from Monday to Friday": the calendar and the
+    records over those days, each said with its day; nothing outside them."""
+    now = _now()
+    monday = now.date() + timedelta(days=7 - now.weekday())
+    ics = tmp_path / "span.ics"
+    events = [
+        ("early", "Boiler service", f"{monday - timedelta(days=1):%Y%m%d}"),  # Sunday before
+        ("mon", "Team offsite", f"{monday:%Y%m%d}"),
+        ("fri", "Piano recital", f"{monday + timedelta(days=4):%Y%m%d}"),
+        ("later", "Tax return review", _in_days(60)),
+    ]
+    ics.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
+        + "".join(
+            f"BEGIN:VEVENT\r\nUID:{uid}@t\r\nSUMMARY:{title}\r\nDTSTART:{day}T100000\r\n"
+            f"DTEND:{day}T110000\r\nEND:VEVENT\r\n"
+            for uid, title, day in events
+        )
+        + "END:VCALENDAR\r\n"
+    )
+    store.reminders.add("renew the passport", datetime.combine(monday, now.timetz()).replace(
+        hour=9, minute=0) + timedelta(days=2))  # fmt: skip
+    resolver = StateResolver(store, settings, calendar=Calendar([ics]))
+    week = resolver.resolve("what do I have next week", now=now)
+    assert week is not None and week.intent == "schedule"
+    assert week.text.startswith("Next week on your calendar:"), week.text
+    assert set(week.sources) == {"mon@t", "fri@t"} | {
+        r.id for r in store.reminders.open() if r.text == "renew the passport"
+    }
+    assert "Team offsite" in week.text and "Piano recital" in week.text
+    assert "renew the passport" in week.text
+    three = resolver.resolve("any events planned for the next three months", now=now)
+    assert (
+        three is not None
+        and "later@t" in three.sources
+        and "in the next three months" in (three.text.lower())
+    )
+    days = resolver.resolve("anything on my calendar from monday to friday", now=now)
+    assert days is not None and set(days.sources) >= {"mon@t", "fri@t"}
+    assert "early@t" not in days.sources and "later@t" not in days.sources
+    empty = resolver.resolve(f"anything on my calendar in the first week of {monday:%B}", now=now)
+    assert empty is not None and empty.intent == "schedule"
+
+
+@pytest.mark.parametrize(
+    ("phrase", "first", "days", "said"),
+    [
+        ("next week", "monday", 7, "next week"),
+        ("the next few days", "today", 3, "in the next few days"),
+        ("the next 2 weeks", "today", 14, "in the next two weeks"),
+        ("from the 3rd to the 5th of june", "june 3", 3, "from "),
+        ("monday to wednesday", "monday", 3, "from Monday"),
+    ],
+)
+def test_spans_of_days_are_read_from_their_words(
+    phrase: str, first: str, days: int, said: str
+) -> None:
+    from datetime import date
+
+    from context.clocks import span_named
+
+    today = date(2026, 12, 2)  # a Wednesday
+    span = span_named(phrase, today)
+    assert span is not None, phrase
+    starts = {"today": today, "monday": date(2026, 12, 7), "june 3": date(2027, 6, 3)}[first]
+    assert span.first == starts and (span.end - span.first).days == days, span
+    assert span.said.startswith(said), span.said
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "i may go",
+        "between two and five",
+        "to the shop",
+        "what did i do last week",
+        "between 9 and 11",
+    ],
+)
+def test_words_that_name_no_span_of_days_are_none(phrase: str) -> None:
+    from datetime import date
+
+    from context.clocks import span_in
+
+    assert span_in(phrase, date(2026, 12, 2)) is None, phrase
 
 
 @pytest.mark.parametrize(
