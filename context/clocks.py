@@ -487,7 +487,8 @@ _SPANS = [
         # A month by name; "may" only after a word that makes it one ("in May", "my May").
         "named",
         re.compile(
-            r"(?:(?:in|during|for|of|all of) )?" + _MONTH.replace("?P<month>", "?P<nmonth>")
+            r"(?P<said>(?:in|during|for|of|all of|my) )?"
+            + _MONTH.replace("?P<month>", "?P<nmonth>")
         ),
     ),
 ]
@@ -501,10 +502,6 @@ class Span:
     end: date
     said: str
     phrase: str  # the words that named it
-
-    def iso(self) -> str:
-        """As an ISO 8601 interval of dates: "2027-03-01/2027-04-01"."""
-        return f"{self.first.isoformat()}/{self.end.isoformat()}"
 
 
 def _month_end(first: date) -> date:
@@ -545,8 +542,7 @@ def _span(kind: str, m: re.Match[str], today: date) -> Span | None:
         else:
             said = f"in the next {unit.rstrip('s')}"
         return Span(today, end, said, phrase)
-    bare = not re.match(r"(?:in|during|for|of|all of) ", phrase)
-    if m.group("nmonth") == "may" and bare and m.string[max(0, m.start() - 3) : m.start()] != "my ":
+    if m.group("nmonth") == "may" and not m.group("said"):
         return None
     first = _month_of(m.group("nmonth"), today)
     return Span(max(first, today), _month_end(first), f"in {first:%B}", phrase)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from context import lookup
 from context import state_answers as answers
-from context.clocks import Hours, date_phrase, hours_asked, span_in, time_in
+from context.clocks import Hours, date_phrase, hours_asked, span_named, time_in
 from context.intent_examples import FOLDER
 from context.normalize import normalize
 from context.state_answers import StateResult
@@ -288,17 +288,18 @@ def _midnight(day: date, now: datetime) -> datetime:
 
 
 def _agenda(sources: Sources, asked: Asked) -> StateResult:
-    """The schedule of one named day ("anything on my calendar for the 21st"), or of a span
-    of days ("next week", "in March": the item is an ISO interval of dates)."""
+    """The schedule of one named day ("anything on my calendar for the 21st": the item is
+    its ISO date), or of a span of days ("next week", "in March": the item is the span's
+    words, `context.clocks.span_named`)."""
     now = asked.now
-    if "/" in asked.match.item:
-        first, end_day = (date.fromisoformat(d) for d in asked.match.item.split("/"))
-        span = span_in(normalize(asked.text), now.date())
-        label = span.said if span is not None else f"from {first:%B} {first.day}"
-        start = max(_midnight(first, now), now) if first == now.date() else _midnight(first, now)
-        events = sources.calendar_between(start, _midnight(end_day, now))
+    span = span_named(asked.match.item, now.date())
+    if span is not None:
+        # A span that starts today starts now: what is over today is not to come.
+        start = now if span.first == now.date() else _midnight(span.first, now)
+        end = _midnight(span.end, now)
+        events = sources.calendar_between(start, end)
         return answers.window_answer(
-            sources.records(), start, _midnight(end_day, now), label, now, events, dated=True
+            sources.records(), start, end, span.said, now, events, dated=True
         )
     day = date.fromisoformat(asked.match.item)
     start = _midnight(day, now)

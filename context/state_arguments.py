@@ -210,7 +210,7 @@ def _schedule_read(core: str) -> Argued | None:
     ):
         return None
     if span is not None:
-        return Argued("agenda", item=span.iso())
+        return Argued("agenda", item=span.phrase)
     # A date before a weekday: "saturday march twenty fifth" is the date's day.
     on = next((m for m in _ON_DAY.finditer(core) if m.group("date")), None) or _ON_DAY.search(core)
     if on is not None:
@@ -437,7 +437,7 @@ def argued(core: str) -> Argued | None:
                 return Argued("agenda", item=on.isoformat())
             span = span_named(m.group("when"), today)
             if span is not None:
-                return Argued("agenda", item=span.iso())
+                return Argued("agenda", item=span.phrase)
     if date_phrase(core, _now()) is not None:
         return Argued("dates")
     hours_read = _HOURS_READ.match(_ASKING.sub("", core)) and not _EVENT_CHANGE.search(core)
