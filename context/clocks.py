@@ -127,11 +127,37 @@ def _place_name(place: str) -> str:
     return _AREA_ALIASES.get(place, place)
 
 
+# A fixed offset from GMT or UTC: "GMT plus five", "UTC-3", "g m t minus five thirty" is not
+# one (the tz database holds whole hours only, and a half-hour guess is a wrong time).
+_OFFSET_ZONE = re.compile(
+    r"(?P<base>gmt|utc) ?(?P<sign>plus|minus|\+|-) ?(?P<hours>\d{1,2}|[a-z]+)(?: hours?)?"
+)
+
+
+def _offset_zone(name: str) -> list[tuple[str, ZoneInfo]]:
+    m = _OFFSET_ZONE.fullmatch(name)
+    if m is None:
+        return []
+    word = m.group("hours")
+    if not word.isdigit() and word not in _NUMBERS:
+        return []
+    hours = _number(word)
+    east = m.group("sign") in ("plus", "+")
+    if hours == 0 or hours > (14 if east else 12):
+        return []
+    # The IANA "Etc" zones are named POSIX-style, with the sign turned round: GMT+5 is Etc/GMT-5.
+    zone = _zone(f"Etc/GMT{'-' if east else '+'}{hours}")
+    said = f"{m.group('base').upper()} {'plus' if east else 'minus'} {hours}"
+    return [(said, zone)] if zone else []
+
+
 def zones_for(place: str, now: datetime) -> list[tuple[str, ZoneInfo]]:
-    """Where `place` is, as (the name to say, its zone): one entry for a city, a zone word or
-    an area in one zone; the largest city of each zone for an area that spans several; none
-    for a place the table does not know."""
+    """Where `place` is, as (the name to say, its zone): one entry for a city, a zone word, a
+    fixed offset ("GMT plus five") or an area in one zone; the largest city of each zone for an
+    area that spans several; none for a place the table does not know."""
     name = _place_name(place)
+    if name.startswith(("gmt ", "utc ", "gmt+", "gmt-", "utc+", "utc-")):
+        return _offset_zone(name)
     if name in _ZONE_WORDS:
         zone = _zone(_ZONE_WORDS[name])
         return [(name.upper() if len(name) <= 3 else name.title() + " time", zone)] if zone else []

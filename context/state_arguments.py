@@ -284,6 +284,37 @@ CLOCK = [
     re.compile(r"what is the time (?:difference )?(?:in|at) (?P<place>[a-z][a-z ]{1,40})"),
     re.compile(r"what time do they have in (?P<place>[a-z][a-z ]{1,40})"),
 ]
+# The clock somewhere else asked as a conversion or a guess: "convert the current time from
+# IST to EST", "change this time to IST", "if I was in the eastern time zone what time would
+# it be", "is it noon in Paris". The place asked for is the one said last (or the one said
+# with "in"); it must be one the table knows, and the answer is its time now.
+CONVERT = [
+    re.compile(
+        # "Change the time zone to Moscow" sets the clock; "change this time to IST" reads one.
+        r"(?:(?:convert|translate)(?: the| this| my| our)?(?: current| local)? time(?: zone)?"
+        r"|(?:change|switch|turn)(?: the| this| my| our)?(?: current| local)? time)"
+        r"(?: from [a-z .]{1,40}?)? (?:to|into|in) (?P<place>[a-z][a-z .+]{1,40}?)"
+    ),
+    re.compile(
+        r"(?:if|when|say) i (?:was|were|am|m|went|flew) (?:in|to) (?P<place>[a-z][a-z .+]{1,40}?)"
+        r" what time (?:would|will|is) it(?: be)?(?: there)?(?: now| right now)?"
+    ),
+    re.compile(
+        r"what time (?:would|will) it be (?:in|over in) (?P<place>[a-z][a-z .+]{1,40}?)"
+        r"(?: now| right now)?"
+    ),
+    re.compile(
+        r"is it (?:(?:already|still|past|after|before|nearly|almost) )?(?:noon|midday|midnight"
+        r"|morning|afternoon|evening|night|nighttime|daytime|dark|light|late|early|lunchtime"
+        r"|bedtime|(?:\d{1,2}|[a-z]+) (?:o ?clock|am|pm))(?: yet| already)?"
+        r" (?:in|over in|out in) (?P<place>[a-z][a-z .+]{1,40}?)(?: now| right now| yet)?"
+    ),
+]
+# The clock here, asked as if of a place: "what's the time in this time zone".
+HERE = re.compile(
+    r"(?:this|my|our|the local|the current|local|current) (?:time ?zone|city|town|place|zone)"
+    r"|here|where i am|where i live"
+)
 # The clock asked in fewer words, once a request's opening ("give me", "tell me") is off:
 # "the time in london", "new york time", "current time new york", "boston s current time".
 _TIME_WORDS = r"(?:the )?(?:current |local |exact |present |actual )?(?:time|date|time and date)"
@@ -406,12 +437,21 @@ def argued(core: str) -> Argued | None:
         return Argued("timers", alarms=True)
     for rule in CLOCK:
         m = rule.fullmatch(core)
+        if m is not None and HERE.fullmatch(m.group("place").strip()):
+            return Argued("time")
         if m is not None and _NOT_PLACE.match(m.group("place")) is None:
             return Argued("clock", place=m.group("place").strip())
+    for rule in CONVERT:
+        m = rule.fullmatch(asked)
+        place = m.group("place") if m is not None else ""
+        if place and zones_for(place, _now()):
+            return Argued("clock", place=place.strip())
     for rule in LOOSE_CLOCK:
         m = rule.fullmatch(asked)
         # Fewer words, so the place must be one the table knows (its first read loads it).
         place = m.group("place") if m is not None else ""
+        if place and HERE.fullmatch(place.strip()):
+            return Argued("time")
         if place and _NOT_PLACE.match(place) is None and zones_for(place, _now()):
             return Argued("clock", place=place.strip())
     for rule in MEMBERSHIP:
@@ -586,6 +626,44 @@ def loose_argued(core: str) -> Argued | None:
 
 def _now() -> datetime:
     return datetime.now().astimezone()
+
+
+# What goes on somewhere, asked of no one's own records ("what's happening around me", "show
+# me events in Sacramento"): the world's events, the model's to answer. Said with the user's
+# own words ("do I have meetings in Boston"), it stays a read of the records.
+_NEARBY = re.compile(
+    r"\b(?:near|around|close to|round) (?:me|here|us|town|this area)\b|\bnearby\b|\bnear here\b"
+    r"|^(?:what is|whats|what s) around(?: tonight| this weekend| today)?$"
+    r"|\bin (?:the|this|my) (?:area|neighbou?rhood)\b|\b(?:in|around) town\b"
+    r"|\blocal(?:ly)? (?:events?|happenings?|shows?|concerts?)\b"
+)
+# A place said after "in" or "at", up to a word of time or the end ("events in Milan today").
+_IN_PLACE = re.compile(
+    r"\b(?:in|at) (?P<place>[a-z]+(?: [a-z]+){0,2}?)(?= (?:this|next|today|tonight|tomorrow"
+    r"|on|for|at|right|now|please|over|during|around)\b|$)"
+)
+_NOT_A_PLACE = frozenset(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+     "saturday", "sunday", "time", "all", "total", "general", "work", "home", "school"]
+)  # fmt: skip
+
+
+def somewhere(core: str) -> bool:
+    """Whether normalized `core` asks what goes on at a place, not in the user's records."""
+    # The user's own words, once the request's opening and "near me" are off.
+    rest = _NEARBY.sub(" ", _ASKING.sub("", core))
+    if _OWN.search(rest):
+        return False
+    if _NEARBY.search(core):
+        return True
+    now = _now()
+    return any(
+        m.group("place") not in _NOT_A_PLACE
+        and _NOT_PLACE.match(m.group("place")) is None
+        and bool(zones_for(m.group("place"), now))
+        for m in _IN_PLACE.finditer(core)
+    )
 
 
 def farewell(core: str) -> bool:

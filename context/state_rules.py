@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from context.intent_specs import BY_NAME, SPECS, Match
 from context.mood_rules import mood_question
 from context.normalize import normalize
-from context.state_arguments import argued, farewell, loose_argued
+from context.state_arguments import argued, farewell, loose_argued, somewhere
 from context.state_vocab import INTENTS, Day, Intent, day_word
 from context.user_name import name_question
 
@@ -70,6 +70,14 @@ _REPEAT = re.compile(
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
 )
 
+# Asked to say the last thing again: the conversation's, whatever the last thing was.
+_SAY_AGAIN = re.compile(
+    r"\bwhat you (?:just )?(?:said|say|ve said|have said|told me)\b"
+    r"|\bwhat did you (?:just )?say\b"
+    r"|\b(?:hear|say|repeat) (?:(?:it|that|this|what) )?(?:again|once more)\b"
+    r"|^(?:pardon|come again|sorry what)\b"
+)
+
 
 @dataclass(frozen=True)
 class Routed:
@@ -80,9 +88,24 @@ class Routed:
     match: Match | None
     how: str
     verdict: Verdict | None = None
+    why: str = ""  # what turned it away, where a rule did after placing it
+
+
+# Reads of what the user has on, which a place turns into a question about the world.
+_AT_HOME: frozenset[Intent] = frozenset(["schedule", "agenda", "pending", "blocked", "list"])
 
 
 def route(text: str, classifier: Classifier | None = None, *, loose: bool = True) -> Routed:
+    """Where `text` goes (`_route`), except that what goes on at a place, asked of no one's
+    own records ("events in Milan", "what's around me"), is the model's."""
+    routed = _route(text, classifier, loose=loose)
+    if routed.match is not None and routed.match.intent in _AT_HOME and somewhere(normalize(text)):
+        why = f"what goes on at a place, not the user's {routed.match.intent}"
+        return Routed(None, "elsewhere", routed.verdict, why)
+    return routed
+
+
+def _route(text: str, classifier: Classifier | None = None, *, loose: bool = True) -> Routed:
     """Where `text` goes: the anchored rules first, then, for a sentence that is neither an
     order nor a question about the world, the classifier. Only its "answer" band is
     answered; "unsure" and "model" go to the model. `loose=False` leaves out the rules for
@@ -141,8 +164,8 @@ def route(text: str, classifier: Classifier | None = None, *, loose: bool = True
 
 def elsewhere(core: str) -> bool:
     """Whether normalized `core` gives an order, asks about the world, asks for a judgement or
-    for something to repeat."""
-    return any(p.search(core) is not None for p in (_ELSEWHERE, _JUDGEMENT, _REPEAT))
+    for something to repeat, or to hear the last thing again."""
+    return any(p.search(core) is not None for p in (_ELSEWHERE, _JUDGEMENT, _REPEAT, _SAY_AGAIN))
 
 
 def match(text: str, classifier: Classifier | None = None) -> Match | None:

@@ -266,7 +266,7 @@ class StatePath:
         verdict = routed.verdict
         confidence = None if verdict is None else round(verdict.probability, 4)
         if result is None or routed.match is None:
-            why = routed.how if verdict is None or not verdict.why else verdict.why
+            why = routed.why or (routed.how if verdict is None or not verdict.why else verdict.why)
             if routed.match is not None:
                 why = "nothing in the records answers it"
             return Placed(text, "model", None, {}, confidence, why)

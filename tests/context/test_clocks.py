@@ -31,6 +31,24 @@ def test_the_time_in_a_place_is_its_own_zone(place: str, said: str) -> None:
     assert time_in(place, NOW) == said
 
 
+@pytest.mark.parametrize(
+    ("place", "said"),
+    [
+        ("gmt plus five", "In GMT plus 5 it's 2:05 PM."),
+        ("g m t minus 3", "In GMT minus 3 it's 6:05 AM."),
+        ("utc+10", "In UTC plus 10 it's 7:05 PM."),
+        ("utc plus 14 hours", "In UTC plus 14 it's 11:05 PM."),
+    ],
+)
+def test_a_fixed_offset_from_gmt_is_its_own_zone(place: str, said: str) -> None:
+    assert time_in(place, NOW) == said
+
+
+@pytest.mark.parametrize("place", ["gmt plus 15", "utc minus 13", "gmt plus zero", "utc plus"])
+def test_an_offset_no_zone_has_is_the_model_s(place: str) -> None:
+    assert time_in(place, NOW) is None
+
+
 def test_summer_time_is_the_place_s_own() -> None:
     # London and New York both move their clocks; Phoenix never does.
     assert time_in("new york", SUMMER) == "In New York it's 4:05 AM."

@@ -173,6 +173,24 @@ def test_look_alikes_carry_no_argument(text: str) -> None:
         ("what do i have next week", "agenda"),
         ("any meetings in the first week of june", "agenda"),
         ("could you confirm what i just said", None),
+        # Another zone asked as a conversion or a guess; the one said last is read.
+        ("convert the time from pst to cet", "clock"),
+        ("switch this time to central", "clock"),
+        ("if i were in singapore what time would it be", "clock"),
+        ("is it midnight in sydney yet", "clock"),
+        ("switch my time zone to tokyo", None),  # sets the device's clock
+        ("convert this to euros", None),
+        ("what is the time in this city", "time"),  # the local clock, asked as a place
+        ("tell me the time in my time zone", "time"),
+        # What goes on at a place is the world's, unless the user asks of their own.
+        ("any concerts near me tomorrow", None),
+        ("what's going on in denver this weekend", None),
+        ("whats around here tonight", None),
+        ("what is on my calendar in denver this weekend", "schedule"),
+        ("what's on my calendar in june", "agenda"),
+        # Asked to say the last thing again.
+        ("can you say that again", None),
+        ("what was it you just said", None),
     ],
 )
 def test_requests_in_their_own_words(text: str, intent: str | None) -> None:
