@@ -87,6 +87,12 @@ LOOKUP = [
     re.compile(rf"(?:do i have|have i got|is there) {_OWN_EVENT}{_DAY}"),
     re.compile(rf"(?:what is )?the (?:date|day|time) (?:of|for) {_OWN_EVENT}{_DAY}"),
 ]
+_ARRIVING = re.compile(
+    r" (?:going to |gonna |expected to |supposed to |meant to |due to |set to )?(?:get here"
+    r"|be here|arrive|arriving|come|coming|turn up|show up|be ready|ready|be delivered"
+    r"|delivered|being delivered|land|landing|get in|pull in|leave|leaving|depart|departing)"
+    r"(?: here| in| at| today| tonight)?$"
+)
 # The schedule of one named day: "anything on my calendar for the 21st", "what do I have on
 # Friday", "what's on the agenda for March 8th". The day must be a weekday or a date
 # (`context.clocks.day_named`); today, tomorrow and this week are the schedule rules' own.
@@ -346,7 +352,11 @@ _ASKING = re.compile(
 )
 # Alarms asked about in any words ("please list active alarms", "when does my alarm go off"),
 # unless the sentence sets, changes or stops one.
-_ALARM = re.compile(r"\b(?:alarms?|wake ?up (?:time|call)s?|waking up)\b")
+_ALARM = re.compile(
+    r"\b(?:alarms?|wake ?up (?:time|call)s?|waking up|my alerts?)\b"
+    # Alerts are the alarms only when said to be the user's: "weather alerts" are the world's.
+    r"|\balerts? (?:i|you) (?:have |ve )?set\b"
+)
 # Words that change an alarm, anywhere in the sentence: such a sentence is never a read.
 _ALARM_CHANGE = re.compile(
     r"\b(?:set up|setup|reset|add|create|make|put|schedule|cancel|delete|remove|removed|clear"
@@ -356,13 +366,15 @@ _ALARM_CHANGE = re.compile(
     r"|silenced|dismiss|new|modify|adjust|activate|deactivate|unset|erase|get rid|forget"
     r"|take away|take off|do not want|dont want|no longer|do not need|fix|place|arrange|ring"
     r"|repeat|alarm me|need an?|want an?|define|meaning|how do|how does|how to|why|to set"
-    r"|deleted|erased)\b|^(?:please )?wake me"
-    r"|(?<!did i )(?<!have i )(?<!did you )(?<!have you )\bset (?:an?|another) (?:new )?alarm"
+    r"|deleted|erased|in general|generally)\b|^(?:please )?wake me"
+    r"|(?<!did i )(?<!have i )(?<!did you )(?<!have you )(?<!i have )(?<!i ve )(?<!you have )"
+    r"\bset (?:an?|another) (?:new )?alarm"
 )
 # A read: a question, or a request to be told, or the alarms named ("my alarms").
 _ALARM_READ = re.compile(
     r"^(?:what|which|when|how many|how much|is|are|do|does|did|have|has|had|any|am|at what"
-    r"|if|whether|about|my|all|next|the|upcoming|active|current|alarm status|alarms)\b"
+    r"|if|whether|about|my|all|next|the|upcoming|active|current|alarm status|alarms"
+    r"|to see if|to confirm|to check|tell about)\b"
 )
 _NOT_PLACE = re.compile(
     r"^(?:the )?(?:morning|afternoon|evening|night|day|future|past|meantime|meanwhile"
@@ -466,8 +478,14 @@ def argued(core: str) -> Argued | None:
         m = rule.fullmatch(core)
         if m is not None:
             item = _clean(m.group("item"))
+            # When something arrives ("my order", "my train") may be a shop's or a timetable's
+            # to say: the records answer only where one holds it.
+            arriving = _ARRIVING.search(item)
+            if arriving is not None:
+                item = item[: arriving.start()]
             if item:
-                return Argued("find", item=item, within="when", day=m.group("day") or "")
+                day = m.group("day") or ""
+                return Argued("find", item=item, within="when", day=day, loose=bool(arriving))
     today = _now().date()
     for rule in AGENDA:
         m = rule.fullmatch(core)

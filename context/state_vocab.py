@@ -56,13 +56,17 @@ COMMON = _words(
     if than then off over few several next last somewhere anywhere anyone someone soon already
     almost nearly around between hit reach gonna wanna gotta lot lots bit little every each one
     two three four five really actually exactly even also very
+    provide display contain contains specific correct actual exact refresh
     """
 )
-# Numbers and clock words: a time or a count is a slot, never what a question is about.
+# Numbers, clock words and the calendar's names: a time, a day or a count is a slot, never
+# what a question is about.
 NUMBERS = _words(
     """
     zero six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
     eighteen nineteen twenty thirty forty fifty sixty hundred half quarter am pm oclock
+    monday tuesday wednesday thursday friday saturday sunday january february march april may
+    june july august september october november december
     """
 )
 # Irregular forms the suffix rules below cannot reach.

@@ -173,6 +173,11 @@ def test_look_alikes_carry_no_argument(text: str) -> None:
         ("what do i have next week", "agenda"),
         ("any meetings in the first week of june", "agenda"),
         ("could you confirm what i just said", None),
+        # Alarms the user asks to have confirmed, and alerts only when said to be theirs.
+        ("just to check you set my alarm for seven", "timers"),
+        ("have a look if i have set an alarm for monday", "timers"),
+        ("read out the alerts i have set", "timers"),
+        ("any flood alerts near the river", None),
         # Another zone asked as a conversion or a guess; the one said last is read.
         ("convert the time from pst to cet", "clock"),
         ("switch this time to central", "clock"),
@@ -459,6 +464,19 @@ def test_an_item_no_record_holds_is_placed_again_without_the_loose_rules(
     result, routed = resolver.resolve_routed("did I leave the oven on", now=_now())
     assert result is None and routed.match is None
     assert route("did I leave the oven on").match is not None  # the loose rule did read it
+
+
+def test_when_something_arrives_is_read_only_where_a_record_holds_it(
+    store: Store, settings: Settings
+) -> None:
+    # A delivery or a train may be a shop's or a timetable's to say: with no record of it, the
+    # model answers, never "I don't see it" said as if the records were the whole world.
+    resolver = _resolver(store, settings)
+    assert resolver.resolve("when is my parcel being delivered", now=_now()) is None
+    store.reminders.add("train to Leeds", _now() + timedelta(hours=5))
+    result = resolver.resolve("when is my train to leeds leaving", now=_now())
+    assert result is not None and result.intent == "find", result
+    assert result.text.startswith("Train to Leeds"), result.text
 
 
 def test_another_person_s_schedule_is_not_the_user_s() -> None:
