@@ -87,6 +87,12 @@ LOOKUP = [
     re.compile(rf"(?:do i have|have i got|is there) {_OWN_EVENT}{_DAY}"),
     re.compile(rf"(?:what is )?the (?:date|day|time) (?:of|for) {_OWN_EVENT}{_DAY}"),
 ]
+# A contact, an email address or a phone number is the address book's, which Annie does not
+# keep: "is there a contact named Allen in my list" is not an item of the to-do list.
+_ADDRESS_BOOK = re.compile(
+    r"(?:(?:a|an|the|any) )?(?:contacts?|(?:email|e mail|mail) (?:ids?|address(?:es)?)"
+    r"|(?:phone|mobile|cell|telephone) numbers?|numbers? for|address(?:es)? for)\b"
+)
 _ARRIVING = re.compile(
     r" (?:going to |gonna |expected to |supposed to |meant to |due to |set to )?(?:get here"
     r"|be here|arrive|arriving|come|coming|turn up|show up|be ready|ready|be delivered"
@@ -472,7 +478,7 @@ def argued(core: str) -> Argued | None:
             groups = m.groupdict()
             within = next((k for k in ("list", "reminders", "schedule") if groups.get(k)), "")
             item = _clean(groups["item"])
-            if item:
+            if item and _ADDRESS_BOOK.match(item) is None:
                 return Argued("find", item=item, within=within, day=groups.get("day") or "")
     for rule in LOOKUP:
         m = rule.fullmatch(core)

@@ -138,6 +138,8 @@ def test_goodbyes_are_never_status_reads(store: Store, settings: Settings, text:
         "what time is it in the morning in spain when it's noon here",
         "is it on my list",  # no item named
         "add laundry to my list",  # a change, not a read
+        "is there a phone number for sam on my list",  # the address book's, not the list's
+        "do i have an email address for priya in my list",
     ],
 )
 def test_look_alikes_carry_no_argument(text: str) -> None:
@@ -178,6 +180,7 @@ def test_look_alikes_carry_no_argument(text: str) -> None:
         ("have a look if i have set an alarm for monday", "timers"),
         ("read out the alerts i have set", "timers"),
         ("any flood alerts near the river", None),
+        ("is email sam on my list", "find"),  # a task about writing to someone
         # Another zone asked as a conversion or a guess; the one said last is read.
         ("convert the time from pst to cet", "clock"),
         ("switch this time to central", "clock"),
