@@ -37,6 +37,7 @@ FLOORS = {
     "lookup_blind3": 0.92,
     "lookup_blind4": 0.88,
     "lookup_blind5": 0.75,
+    "lookup_blind6": 0.74,
 }
 
 
