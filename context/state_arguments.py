@@ -7,7 +7,8 @@ about, so each is read by an anchored pattern that captures the argument as a sl
 (`context.state_rules` tries these before the argument-free rules). The argument is what the
 answer is about; the answers themselves are in `context.lookup` and `context.clocks`. A
 sentence that only looks like one of these ("is milk on my shopping list": Annie keeps one
-to-do list, not a shopping list) matches no pattern and is the model's.
+to-do list, not a shopping list) matches no pattern and is the model's. So is a read of what
+goes on at a place, asked of no one's own records (`somewhere`: "events in Milan").
 """
 
 from __future__ import annotations
