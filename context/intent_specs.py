@@ -255,10 +255,15 @@ def _timers(sources: Sources, asked: Asked) -> StateResult:
     return lookup.timers_answer(reminders, asked.match.item, asked.match.alarms, asked.now)
 
 
-def _holds(item: str, records: list[lookup.Record]) -> bool:
+def _holds(item: str, records: list[lookup.Record], embed: lookup.Embed | None) -> bool:
     """Whether one of `records` answers for an item named loosely: it holds every word of it,
-    or it alone holds most of them."""
-    return bool(lookup.find(item, records).exact) or lookup.strongest(item, records) is not None
+    it alone holds most of them, or it alone is near it in meaning (the answer then says it
+    as close, in the record's own words, never as a yes)."""
+    return (
+        bool(lookup.find(item, records).exact)
+        or lookup.strongest(item, records) is not None
+        or lookup.meant(item, records, embed) is not None
+    )
 
 
 def _find(sources: Sources, asked: Asked) -> StateResult | None:
@@ -267,12 +272,12 @@ def _find(sources: Sources, asked: Asked) -> StateResult | None:
     # Words that may be about the world (`Match.loose`): the records answer only where one
     # holds the item, and otherwise the model does.
     if found.within == "done":
-        if found.loose and not _holds(found.item, tasks):
+        if found.loose and not _holds(found.item, tasks, embed):
             return None
-        return lookup.done_answer(found.item, tasks, now)
+        return lookup.done_answer(found.item, tasks, now, embed)
     reminders = lookup.reminder_records(sources.records().reminders.open())
     events = sources.events(found.item, now)
-    if found.loose and not _holds(found.item, tasks + reminders + events):
+    if found.loose and not _holds(found.item, tasks + reminders + events, embed):
         return None
     timed = [r for r in tasks if r.when] + reminders + events
     if found.within == "when":

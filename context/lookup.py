@@ -120,13 +120,34 @@ def find(item: str, records: list[Record], embed: Embed | None = None) -> Found:
     shares = [(s, r) for r in records if (s := _share(item, r)) >= CLOSE_SHARE]
     close = [r for _, r in sorted(shares, key=lambda p: -p[0])]
     if not close and embed is not None:
-        vectors = np.asarray(embed([item] + [r.title for r in records]), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1)
-        norms[norms == 0] = 1.0
-        sims = (vectors[1:] @ vectors[0]) / (norms[1:] * norms[0])
-        ranked = sorted(zip(sims.tolist(), records, strict=True), key=lambda p: -p[0])
-        close = [r for s, r in ranked if s >= CLOSE][:SPOKEN_ITEMS]
+        close = [r for s, r in _by_meaning(item, records, embed) if s >= CLOSE][:SPOKEN_ITEMS]
     return Found([], close)
+
+
+def _by_meaning(item: str, records: list[Record], embed: Embed) -> list[tuple[float, Record]]:
+    """Every record with its cosine to `item`, nearest first."""
+    vectors = np.asarray(embed([item] + [r.title for r in records]), dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1)
+    norms[norms == 0] = 1.0
+    sims = (vectors[1:] @ vectors[0]) / (norms[1:] * norms[0])
+    return sorted(zip(sims.tolist(), records, strict=True), key=lambda p: -p[0])
+
+
+# A loosely named item that no record holds in words may still name one by meaning
+# ("cancelling the music streaming subscription": "Cancel Spotify family plan"): the nearest
+# record must be close (`CLOSE`) and this far ahead of the next, or the words may be about the
+# world ("did I leave the oven on") and are the model's.
+MEANT_LEAD = 0.1
+
+
+def meant(item: str, records: list[Record], embed: Embed | None) -> Record | None:
+    """The one record `item` names by meaning alone, or None."""
+    if embed is None or not records:
+        return None
+    ranked = _by_meaning(item, records, embed)
+    best, record = ranked[0]
+    second = ranked[1][0] if len(ranked) > 1 else 0.0
+    return record if best >= CLOSE and best - second >= MEANT_LEAD else None
 
 
 # How much of a loosely named item one record must hold to answer for it: most of its words,
@@ -281,12 +302,15 @@ def membership_answer(
     return StateResult(f"No, {item} isn't {where}.", "find")
 
 
-def done_answer(item: str, tasks: list[Record], now: datetime) -> StateResult:
-    """Whether the task `item` names is done ("did I already pay the gas bill"), by its words;
-    an open one is said with when it is due."""
+def done_answer(
+    item: str, tasks: list[Record], now: datetime, embed: Embed | None = None
+) -> StateResult:
+    """Whether the task `item` names is done ("did I already pay the gas bill"), by its words
+    or, failing them, its meaning; an open one is said with when it is due."""
     found = find(item, tasks).exact
-    if not found and (near := strongest(item, tasks)) is not None:
-        # Not the words of any task, but most of one's: said as that task, in its words.
+    if not found and (near := strongest(item, tasks) or meant(item, tasks, embed)) is not None:
+        # Not the words of any task, but most of one's, or its meaning alone: said as that
+        # task, in its words, as close.
         state = "done" if near.done else f"still open: {_said(near, now)}"
         return StateResult(f'Not in those words, but "{near.title}" is {state}.', "find", [near.id])
     if not found:

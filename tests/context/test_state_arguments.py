@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from config import Settings
+from context.intents import IntentIndex
 from context.lookup import Record, asked_about, named_record, strongest
 from context.normalize import normalize
 from context.state import StateResolver
@@ -480,6 +481,27 @@ def test_when_something_arrives_is_read_only_where_a_record_holds_it(
     result = resolver.resolve("when is my train to leeds leaving", now=_now())
     assert result is not None and result.intent == "find", result
     assert result.text.startswith("Train to Leeds"), result.text
+
+
+def test_an_item_named_by_meaning_alone_is_said_as_close_in_the_record_s_words(
+    store: Store, settings: Settings, index: IntentIndex
+) -> None:
+    store.tasks.add("Cancel Spotify family plan")
+    store.tasks.add("Move car before street sweeping on Albany St")
+    store.tasks.add("Renew car registration")
+    store.tasks.add("Clean the oven")
+    resolver = StateResolver(store, settings, intents=index)
+    # No word of the question is the task's, but its meaning is, and no other task's is.
+    said = resolver.resolve("did I put down cancelling the music streaming subscription")
+    assert said is not None and said.intent == "find", said
+    assert said.text.startswith("Not") and "Cancel Spotify family plan" in said.text, said.text
+    said = resolver.resolve("did I already cancel my music subscription")
+    assert said is not None and "Cancel Spotify family plan" in said.text, said
+    assert said.text.startswith("Not in those words"), said.text
+    # Near two records at once, or near none: never a yes made of meaning.
+    for question in ("did I add renewing my passport", "did I leave the oven on"):
+        said = resolver.resolve(question)
+        assert said is None or not said.text.startswith("Yes"), (question, said)
 
 
 def test_another_person_s_schedule_is_not_the_user_s() -> None:
