@@ -124,6 +124,22 @@ def find(item: str, records: list[Record], embed: Embed | None = None) -> Found:
     return Found([], close)
 
 
+def remembered(embed: Embed | None) -> Embed | None:
+    """`embed`, embedding each distinct text once over the calls made through it."""
+    if embed is None:
+        return None
+    known: dict[str, npt.NDArray[np.float32]] = {}
+
+    def embedded(texts: list[str]) -> npt.NDArray[np.float32]:
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            vectors = np.asarray(embed(missing), dtype=np.float32)
+            known.update(zip(missing, vectors, strict=True))
+        return np.stack([known[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    return embedded
+
+
 def _by_meaning(item: str, records: list[Record], embed: Embed) -> list[tuple[float, Record]]:
     """Every record with its cosine to `item`, nearest first."""
     vectors = np.asarray(embed([item] + [r.title for r in records]), dtype=np.float32)

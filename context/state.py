@@ -18,6 +18,7 @@ chain of answerers resolves it before the state path.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import time
@@ -172,7 +173,11 @@ class StateResolver:
             # "What do you know about X" may be general knowledge: without notes to read,
             # it is the model's question, not a failure to report.
             return None if asked.match.needs_notes else StateResult(spec.fallback, spec.name)
-        sources = Sources(self.store, self.settings, self.calendar, self.context_usage, self._embed)
+        # One embedder for the question, loaded when first asked for, that embeds each text
+        # once: a lookup compares the same titles to the item when it checks that a record
+        # holds it and again when it answers.
+        embed = functools.cache(lambda: lookup.remembered(self._embed()))
+        sources = Sources(self.store, self.settings, self.calendar, self.context_usage, embed)
         try:
             return spec.render(sources, asked)
         except (StoreError, sqlite3.Error):
