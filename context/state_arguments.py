@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from context.clocks import date_phrase, day_named, hours_asked, span_in, span_named, zones_for
-from context.state_vocab import Intent
+from context.state_vocab import NUMBERS, Intent
 
 # Where an item may be looked for: the one to-do list, the reminders, the schedule.
 _LIST = r"(?:todo list|todo|todos|task list|tasks|list|list of things todo)"
@@ -383,9 +383,11 @@ _ALARM_READ = re.compile(
     r"|if|whether|about|my|all|next|the|upcoming|active|current|alarm status|alarms"
     r"|to see if|to confirm|to check|tell about)\b"
 )
+# Words after "in" or "at" that are no place, though a town may have the name ("Time", Norway).
 _NOT_PLACE = re.compile(
     r"^(?:the )?(?:morning|afternoon|evening|night|day|future|past|meantime|meanwhile"
-    r"|general|total|minutes?|hours?|seconds?|a row|my (?:day|week))\b"
+    r"|general|total|minutes?|hours?|seconds?|a row|my (?:day|week)|time|all|work|home"
+    r"|school)\b"
 )
 # Goodbyes and thanks close a conversation: never a status question, whatever the classifier
 # makes of a short "later" or "signing off".
@@ -667,11 +669,6 @@ _IN_PLACE = re.compile(
     r"\b(?:in|at) (?P<place>[a-z]+(?: [a-z]+){0,2}?)(?= (?:this|next|today|tonight|tomorrow"
     r"|on|for|at|right|now|please|over|during|around)\b|$)"
 )
-_NOT_A_PLACE = frozenset(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
-     "saturday", "sunday", "time", "all", "total", "general", "work", "home", "school"]
-)  # fmt: skip
 
 
 def somewhere(core: str) -> bool:
@@ -684,7 +681,7 @@ def somewhere(core: str) -> bool:
         return True
     now = _now()
     return any(
-        m.group("place") not in _NOT_A_PLACE
+        m.group("place") not in NUMBERS  # "in May", "on Friday"
         and _NOT_PLACE.match(m.group("place")) is None
         and bool(zones_for(m.group("place"), now))
         for m in _IN_PLACE.finditer(core)
