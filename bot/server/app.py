@@ -155,7 +155,7 @@ def runtime_app(settings: Settings, engines: Engines, runtime: Runtime) -> web.A
         metrics=runtime.store.metrics,
         approvals=runtime.store.approvals,
     )
-    app[SHARED].on_voice_session.append(Panels(runtime.store, runtime.settings, runtime.registry))
+    app[SHARED].on_page.append(Panels(runtime.store, runtime.settings, runtime.registry))
     # Never loads the model itself: `serve` loads it before listening; until then, config.
     app[SHARED].loaded_llm = lambda: runtime.llm if runtime.has_llm else None
     app[SHARED].head_kept = lambda: runtime.head_kept

@@ -132,8 +132,10 @@ async def _connect(shared: ServerShared, body: dict[str, Any]) -> web.Response:
     voice.send(session.meter())  # the fixed overhead shows on the meter before the first turn
     conn = Connection(session_id, pc, voice)
     shared.connections[session_id] = conn
-    for hook in shared.on_voice_session:
-        hook(voice)
+    for hook in shared.on_page:
+        hook(voice.page)
+    for watcher in shared.on_voice_session:
+        watcher(voice)
 
     @pc.on("datachannel")
     def _datachannel(channel: Any) -> None:

@@ -36,7 +36,7 @@ from memory.rows import ApprovalRow, NoteRow, ReminderRow, TaskRow
 
 if TYPE_CHECKING:
     from bot.tools.registry import ToolRegistry
-    from bot.voice.session import VoiceSession
+    from bot.voice.page_channel import PageChannel
     from config import Settings
     from memory.store import Store
 
@@ -145,28 +145,28 @@ class ActionError(Exception):
 
 @dataclass
 class Panels:
-    """Every open page's panel (the server's hook gives each new connection one)."""
+    """Every open page's panel (the server's hook gives each new connection's page one)."""
 
     store: Store
     settings: Settings
     registry: ToolRegistry
     live: list[Panel] = field(default_factory=list)
 
-    def __call__(self, voice: VoiceSession) -> None:
-        panel = Panel(voice, self)
+    def __call__(self, page: PageChannel) -> None:
+        panel = Panel(page, self)
         self.live.append(panel)
         # Dropped as its connection closes: a closed page's panel would keep the whole
         # connection alive (its audio input, resampler threads and buffers) until the next
         # change to the records, which a long run of status questions never makes.
-        task = asyncio.ensure_future(voice.closed.wait())
+        task = asyncio.ensure_future(page.closed.wait())
         task.add_done_callback(lambda _: self._drop(panel))
 
     def _drop(self, panel: Panel) -> None:
-        self.live = [p for p in self.live if p is not panel and not p.voice.closed.is_set()]
+        self.live = [p for p in self.live if p is not panel and not p.page.closed.is_set()]
 
     def changed(self) -> None:
         """The records may have changed: every open page gets a fresh snapshot soon."""
-        self.live = [p for p in self.live if not p.voice.closed.is_set()]
+        self.live = [p for p in self.live if not p.page.closed.is_set()]
         for panel in self.live:
             panel.schedule()
 
@@ -175,7 +175,7 @@ class Panels:
 class Panel:
     """One page's panel: pushes snapshots over its data channel and runs its actions."""
 
-    voice: VoiceSession
+    page: PageChannel
     group: Panels
     store: Store = field(init=False)
     _last: dict[str, Any] | None = field(default=None, init=False)
@@ -192,9 +192,8 @@ class Panel:
             "reminder_snooze": self._reminder_snooze,
             "note_delete": self._note_delete,
         }
-        page = self.voice.page
-        page.handlers["panel"] = self.handle
-        page.listeners.append(self._observe)
+        self.page.on("panel", self.handle)
+        self.page.watch(self._observe)
         self.push()  # held until the channel opens, so the panel fills on connect
 
     # --- snapshots ----------------------------------------------------------------------
@@ -220,19 +219,19 @@ class Panel:
     def push(self) -> None:
         """Send a fresh snapshot, unless it is the same as the last one sent."""
         self._queued = False
-        waiting = self.voice.page.waiting()
+        waiting = self.page.waiting()
         try:
             event = snapshot(self.store, waiting.id if waiting is not None else "")
         except StoreError as exc:
             # Never an empty panel for records that could not be read.
-            self.voice.send(ErrorEvent(f"could not read what Annie knows: {exc}", where=WHERE))
+            self.page.send(ErrorEvent(f"could not read what Annie knows: {exc}", where=WHERE))
             return
         payload = event.to_json()
         same = {k: v for k, v in payload.items() if k != "at"}  # `at`: when it was read
         if same == self._last:
             return
         self._last = same
-        self.voice.send(payload)
+        self.page.send(payload)
 
     # --- actions ------------------------------------------------------------------------
 
@@ -242,12 +241,12 @@ class Panel:
             action, item = self._parse(message)
             result = await self._actions[action](item, message)
         except ActionError as exc:
-            self.voice.send(ErrorEvent(str(exc), where=WHERE))
+            self.page.send(ErrorEvent(str(exc), where=WHERE))
             return
         except StoreError as exc:
-            self.voice.send(ErrorEvent(f"the panel action failed: {exc}", where=WHERE))
+            self.page.send(ErrorEvent(f"the panel action failed: {exc}", where=WHERE))
             return
-        self.voice.send(result)
+        self.page.send(result)
         self.group.changed()
 
     def _parse(self, message: dict[str, Any]) -> tuple[str, str]:
@@ -296,13 +295,13 @@ class Panel:
         if tool is None:
             raise ActionError("deleting notes is not available here")
         settings = self.group.settings
-        ctx = ToolEnv(settings=settings, store=self.store, session_id=self.voice.session_id)
+        ctx = ToolEnv(settings=settings, store=self.store, session_id=self.page.session_id)
         # The tool as the model calls it: it only stores the approval and describes it.
         out = await guarded(tool).run({"note_id": item}, ctx)
         approval_id = str(out.data.get("approval_id", ""))
         if not out.ok or not approval_id:
             raise ActionError(out.content.removeprefix("error: "))
-        self.voice.page.show_approval()
+        self.page.show_approval()
         return PanelResult(
             "note_delete",
             item,

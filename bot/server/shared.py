@@ -18,6 +18,7 @@ from bot.calendar_feed import CalendarFeed
 from bot.server.guard import BODY_TIMEOUT_S
 from bot.server.pairing import PairingCodes
 from bot.turn.session import Session
+from bot.voice.page_channel import PageChannel
 from bot.voice.prepared import PreparedVoice
 from bot.voice.session import MetricsSink, VoiceSession
 from config import Settings
@@ -75,6 +76,10 @@ class ServerShared:
     pending: int = 0  # offers being processed (they count against max_sessions)
     body_timeout_s: float = BODY_TIMEOUT_S
     closing: bool = False
+    # Features that live on each connection's page (the knowledge panel): given its channel,
+    # all they see of the connection.
+    on_page: list[Callable[[PageChannel], None]] = field(default_factory=list)
+    # What watches whole connections as they open (the tests' and benches' harnesses).
     on_voice_session: list[Callable[[VoiceSession], None]] = field(default_factory=list)
     # The chat model once loaded (None before): a serving engine's slots cap the sessions.
     loaded_llm: Callable[[], LLM | None] = lambda: None

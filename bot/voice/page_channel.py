@@ -13,8 +13,9 @@ The page shows the approval a spoken yes would answer (this conversation's newes
 one) and its Approve and Deny buttons send exactly that yes or no as typed text, through
 the same turn and the same resolution code; an answer to an approval that is no longer the
 one waiting is refused, so a stale button can never confirm something else. Other message
-types go to the handler a feature registered for them in `handlers` (the knowledge panel's
-actions, `bot.server.knowledge`).
+types go to the handler a feature registered for them with `on` (the knowledge panel's
+actions, `bot.server.knowledge`); a feature watches what is sent with `watch`, and learns the
+page has gone from `closed`. That is all a feature sees of the connection.
 
 Whatever the page (or anything posing as it) sends is bounded. A message over
 `MAX_MESSAGE_CHARS` or typed text over `MAX_TEXT_CHARS` is refused unread; binary and
@@ -92,19 +93,28 @@ class PageChannel:
         self.frames: asyncio.Queue[PageFrame] = asyncio.Queue()
         self.approvals = approvals
         self.session_id = session_id
-        # Called with each event's JSON object as it is sent (tests, the benchmark).
-        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        # Called with each event's JSON object as it is sent (`watch`).
+        self._listeners: list[Callable[[dict[str, Any]], None]] = []
         # Other message types by their "type" (the knowledge panel's actions, for one), so
-        # features add messages without this class knowing them.
-        self.handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {}
+        # features add messages without this class knowing them (`on`).
+        self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {}
         self._channel: Channel | None = None
         self.opened = asyncio.Event()  # set once a channel is open
+        self.closed = asyncio.Event()  # set once the connection is closed for good
         self._outbox: list[str] = []
         self._shown: str | None = None  # the approval id the page shows ("" none)
         self._queue: deque[dict[str, Any]] = deque()
         self._draining = False
         self._flooded = False  # an error for the current burst of dropped messages was sent
         self.dropped = 0  # messages dropped because they came faster than they were handled
+
+    def on(self, kind: str, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        """Messages of type `kind` go to `handler` (a feature's own messages)."""
+        self._handlers[kind] = handler
+
+    def watch(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        """`listener` is called with each event's JSON object as it is sent."""
+        self._listeners.append(listener)
 
     def attach(self, channel: Any, spawn: Callable[[Awaitable[None]], object]) -> None:
         self._channel = channel
@@ -173,7 +183,7 @@ class PageChannel:
 
     def send(self, event: Event | dict[str, Any]) -> None:
         payload = event.to_json() if isinstance(event, Event) else event
-        for listener in self.listeners:
+        for listener in self._listeners:
             listener(payload)
         self._outbox.append(json.dumps(payload, default=str))
         if len(self._outbox) > MAX_HELD:
@@ -230,8 +240,8 @@ class PageChannel:
             decision = self._decision(message)
             if decision is not None:
                 await self._typed(decision, None)
-        elif kind in self.handlers:
-            await self.handlers[kind](message)
+        elif kind in self._handlers:
+            await self._handlers[kind](message)
         else:
             self.send(ErrorEvent(f"unknown message type {kind!r}", where=WHERE))
 

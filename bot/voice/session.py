@@ -147,7 +147,6 @@ class VoiceSession:
         self.metrics = metrics
         self.stats = VoiceStats()
         self.page = PageChannel(tools=tools, approvals=approvals, session_id=session_id)
-        self.on_event = self.page.listeners
         self.ahead = Preparer(self.tts)
         self._active: AnswerInFlight | None = None
         # Turns whose events are still coming from the conversation, by id.
@@ -155,7 +154,7 @@ class VoiceSession:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn_lock = asyncio.Lock()
         self._closed = False
-        self.closed = asyncio.Event()
+        self.closed = self.page.closed  # the page's connection is this one
         self.hearing = Hearing(
             settings, stt, vad, stats=self.stats, end_of_turn=end_of_turn, words=words
         )

@@ -139,7 +139,7 @@ async def test_a_flood_of_messages_is_bounded_reported_and_the_newest_answered(
             nonlocal most
             most = max(most, len(page._queue))
 
-        page.listeners.append(watch)
+        page.watch(watch)
         for n in range(300):
             client.send_text(f"message {n}")
         await client.wait_for(
