@@ -282,9 +282,22 @@ def _find(sources: Sources, asked: Asked) -> StateResult | None:
     timed = [r for r in tasks if r.when] + reminders + events
     if found.within == "when":
         day = "" if found.day == "upcoming" else found.day
-        return lookup.when_answer(found.item, day, timed, now, embed)
+        said = lookup.when_answer(found.item, day, timed, now, embed)
+        return said if said.sources else _noted(sources, found.item, said)
     places = {"list": tasks, "reminders": reminders, "schedule": timed}
     return lookup.membership_answer(found.item, found.within, places, now, embed)
+
+
+def _noted(sources: Sources, item: str, none: StateResult) -> StateResult:
+    """No record holds `item`: where a note holds every word of it ("dentist appointment moved
+    to Thursday at 3"), the answer says that note after the records read, since a bare "I don't
+    see it" would be wrong where the user told Annie when it is."""
+    floor = sources.settings.context.evidence_min_similarity
+    hits, whole = answers.notes_about(sources.records(), item, floor, gate=True)
+    if not hits or not whole:
+        return none
+    said = "; ".join(h.text.rstrip(".") for h in hits)
+    return StateResult(f"{none.text} A note says: {said}.", "find", [h.id for h in hits])
 
 
 def _midnight(day: date, now: datetime) -> datetime:

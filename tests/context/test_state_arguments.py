@@ -85,6 +85,23 @@ def test_when_is_something_no_record_holds_says_where_it_looked(
     assert result.text == "I don't see a flight to rome in your schedule, reminders or tasks."
 
 
+def test_when_is_something_only_a_note_holds_says_the_note(
+    seeded: Store, settings: Settings
+) -> None:
+    # The user told Annie when it is without making it a record: "I don't see it" alone would
+    # be a wrong answer. A note that shares one word of it is not about it.
+    seeded.notes.add("The flight to Rome leaves Friday at 7 from gate B.")
+    seeded.notes.add("Rome in spring is lovely.")
+    result = _resolver(seeded, settings).resolve("when is my flight to Rome", now=_now())
+    assert result is not None and result.intent == "find"
+    flight = [n.id for n in seeded.notes.recent(5) if "gate B" in n.text]
+    assert result.sources == flight, result
+    assert result.text == (
+        "I don't see a flight to rome in your schedule, reminders or tasks. "
+        "A note says: The flight to Rome leaves Friday at 7 from gate B."
+    )
+
+
 def test_timers_and_what_is_left_on_them(store: Store, settings: Settings) -> None:
     resolver = _resolver(store, settings)
     none = resolver.resolve("is my timer still running", now=_now())
