@@ -546,6 +546,18 @@ _SEEING = (
     r"|catching up with|calling|going to|over at|going over to|with)"
 )
 LOOSE_MEMBERSHIP = [
+    # The list named before what it is about: "is there anything on my list about the
+    # gutters", "on my reminders, do I have something for the bike".
+    re.compile(
+        rf"(?:(?:is|are) there|do i have|have i got|(?:did|have) i (?:already )?{_VERB_ADD})"
+        rf" {_ANY_THING} (?:in|on) (?:my|the) {_TODO_WORDS} (?:about|for|regarding|to do with)"
+        rf" {_ITEM}"
+    ),
+    re.compile(
+        rf"(?:in|on) (?:my|the) {_TODO_WORDS} (?:is there|are there|do i have|have i got"
+        rf"|(?:did|have) i (?:already )?{_VERB_ADD}) {_ANY_THING} (?:about|for|regarding"
+        rf"|to do with) {_ITEM}"
+    ),
     re.compile(rf"(?:is|are) {_ITEM} (?:still )?{_THERE}"),
     re.compile(rf"{_ITEM} (?:is|are) (?:that|it|this|those|they) (?:still )?{_THERE}"),
     re.compile(rf"{_ITEM} {_THERE}"),
@@ -604,6 +616,19 @@ _ANYONE = (
     r"|coffee|drinks|a call|a date)"
 )
 _ONE_THING = r"(?:thing|meeting|event|appointment|call)"
+# "Where is" asks of an event only when it names one: "where is my phone" asks of a thing (and
+# "phone" is a task's "call").
+_AN_EVENT = (
+    r"(?:[a-z0-9]+ ){0,6}?(?:lunch|dinner|breakfast|brunch|party|meeting|appointment|appt"
+    r"|interview|class|lesson|course|session|practice|rehearsal|game|match|concert|gig|show"
+    r"|performance|recital|wedding|funeral|reception|ceremony|fundraiser|demo|talk|lecture"
+    r"|seminar|workshop|conference|event|date|drinks|coffee|celebration|festival|fair|market"
+    r"|tournament|race|trip|outing|tour|visit|booking|reservation|service|checkup|check up"
+    r"|exam|test|screening|viewing|pickup|drop off|meetup|catch up|get together|gathering"
+    r"|ceilidh|dance|birthday|anniversary|shower|graduation|barbecue|bbq|picnic)s?(?: |$)"
+)
+# Where or with whom a person is ("where are you", "who is he with") is no record's.
+_NO_ONE = r"(?!(?:you|u|me|i|we|us|they|he|she|him|her|them|everyone|everybody)(?: |$))"
 LOOSE_WHEN = [
     re.compile(rf"(?:when|what time|what day) am i {_SEEING} {_ITEM}{_DAY_AFTER}"),
     re.compile(
@@ -631,6 +656,17 @@ LOOSE_WHEN = [
     re.compile(rf"what is (?:my|our) next {_ONE_THING} with {_ITEM}{_DAY_AFTER}"),
     re.compile(rf"(?:is|are) (?:my |the |our )?{_ITEM}{_DAY_NEEDED}"),
     re.compile(rf"{_ITEM} (?:is|are) (?:that|it|this){_DAY_NEEDED}"),
+    # Where or with whom an event is: the record's own words say it where they hold it ("Lunch
+    # @ the Harbour Cafe w/ Sam"), and say when in any case.
+    re.compile(
+        rf"where (?:is|are|was) {_NO_ONE}(?={_AN_EVENT}){_ITEM}"
+        rf"(?: (?:held|happening|taking place))?{_DAY_AFTER}"
+    ),
+    re.compile(
+        rf"who (?:am i|are we|was i|were we) (?:going|having|doing|meeting for|seeing for)"
+        rf" {_ITEM} with{_DAY_AFTER}"
+    ),
+    re.compile(rf"who (?:is|was) {_NO_ONE}{_ITEM} with{_DAY_AFTER}"),
 ]
 
 

@@ -465,6 +465,12 @@ def household(store: Store, tmp_path: Path) -> tuple[Store, Calendar]:
         # An event just past, and when a reminder goes off.
         ("when was the Lindqvist tuning", "Tuning - Lindqvist"),
         ("when does the school photos reminder go off", "chool photos - order online"),
+        # The list named before what it is about.
+        ("is there anything on my list about the birdseed", "buy birdseed"),
+        ("on my reminders, have I got something for the school photos", "chool photos"),
+        # Where an event is, and with whom: the record's own words, with when.
+        ("where is the demo", "Demo at Vinnslan"),
+        ("who am I having coffee with", "Coffee with Dr. Ólafsdóttir"),
     ],
 )
 def test_lookups_in_the_words_people_use_name_the_record(
@@ -485,6 +491,16 @@ def test_an_item_no_record_holds_is_placed_again_without_the_loose_rules(
     result, routed = resolver.resolve_routed("did I leave the oven on", now=_now())
     assert result is None and routed.match is None
     assert route("did I leave the oven on").match is not None  # the loose rule did read it
+
+
+def test_where_a_person_is_is_no_record_s(
+    household: tuple[Store, Calendar], settings: Settings
+) -> None:
+    store, calendar = household
+    resolver = StateResolver(store, settings, calendar=calendar)
+    store.tasks.add("thank you card for Gareth")
+    for question in ("where are you", "who is she with", "where is my phone"):
+        assert resolver.resolve(question, now=_now()) is None, question
 
 
 def test_when_something_arrives_is_read_only_where_a_record_holds_it(
