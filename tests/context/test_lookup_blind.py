@@ -37,8 +37,9 @@ FLOORS = {
     "lookup_blind3": 0.93,
     "lookup_blind4": 0.88,
     "lookup_blind5": 0.78,
-    "lookup_blind6": 0.78,
+    "lookup_blind6": 0.82,
     "lookup_blind7": 0.79,
+    "lookup_blind8": 0.70,
 }
 
 
