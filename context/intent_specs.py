@@ -288,16 +288,18 @@ def _find(sources: Sources, asked: Asked) -> StateResult | None:
     return lookup.membership_answer(found.item, found.within, places, now, embed)
 
 
-def _noted(sources: Sources, item: str, none: StateResult) -> StateResult:
-    """No record holds `item`: where a note holds every word of it ("dentist appointment moved
-    to Thursday at 3"), the answer says that note after the records read, since a bare "I don't
-    see it" would be wrong where the user told Annie when it is."""
+def _noted(sources: Sources, item: str, unfound: StateResult) -> StateResult:
+    """No record holds `item`: where notes are about it (every word of it, or judged so as the
+    "what did I tell you about" answer judges them, `notes_about`), the answer says them after
+    the records read, since a bare "I don't see it" would be wrong where the user told Annie
+    when it is. Notes that share only some of its words are not said."""
     floor = sources.settings.context.evidence_min_similarity
-    hits, whole = answers.notes_about(sources.records(), item, floor, gate=True)
-    if not hits or not whole:
-        return none
+    hits, about = answers.notes_about(sources.records(), item, floor, gate=True)
+    if not hits or not about:
+        return unfound
     said = "; ".join(h.text.rstrip(".") for h in hits)
-    return StateResult(f"{none.text} A note says: {said}.", "find", [h.id for h in hits])
+    lead = "A note says" if len(hits) == 1 else "Notes say"
+    return StateResult(f"{unfound.text} {lead}: {said}.", "find", [h.id for h in hits])
 
 
 def _midnight(day: date, now: datetime) -> datetime:
