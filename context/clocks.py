@@ -484,6 +484,9 @@ def date_phrase(core: str, now: datetime) -> DateAnswer | None:
 
 
 _DAY_ONLY = re.compile(_DAY_REF)
+# One day named by a weekday or a date, for rules elsewhere to hold in a pattern of their own
+# ("is my haircut on friday"); `day_named` reads what it matched.
+DAY_REF = _DAY_REF
 
 
 # Spans of days a schedule read may ask about: "next week", "in March", "the next three

@@ -70,6 +70,8 @@ class Match:
     within: str = ""
     place: str = ""
     alarms: bool = False
+    # "find": the one day asked about by weekday or date, ISO ("is my haircut on Friday").
+    date: str = ""
     # Asked in words that may be about the world ("when is physio"): answered from the records
     # only where one holds every word of the item, otherwise the model's.
     loose: bool = False
@@ -280,9 +282,10 @@ def _find(sources: Sources, asked: Asked) -> StateResult | None:
     if found.loose and not _holds(found.item, tasks + reminders + events, embed):
         return None
     timed = [r for r in tasks if r.when] + reminders + events
-    if found.within == "when":
-        day = "" if found.day == "upcoming" else found.day
-        said = lookup.when_answer(found.item, day, timed, now, embed)
+    if found.within in ("when", "until"):
+        day = found.date or ("" if found.day == "upcoming" else found.day)
+        until = found.within == "until"
+        said = lookup.when_answer(found.item, day, timed, now, embed, until=until)
         return said if said.sources else _noted(sources, found.item, said)
     places = {"list": tasks, "reminders": reminders, "schedule": timed}
     return lookup.membership_answer(found.item, found.within, places, now, embed)
@@ -302,11 +305,6 @@ def _noted(sources: Sources, item: str, unfound: StateResult) -> StateResult:
     return StateResult(f"{unfound.text} {lead}: {said}.", "find", [h.id for h in hits])
 
 
-def _midnight(day: date, now: datetime) -> datetime:
-    return now.replace(year=day.year, month=day.month, day=day.day, hour=0, minute=0,
-                       second=0, microsecond=0)  # fmt: skip
-
-
 def _agenda(sources: Sources, asked: Asked) -> StateResult:
     """The schedule of one named day ("anything on my calendar for the 21st": the item is
     its ISO date), or of a span of days ("next week", "in March": the item is the span's
@@ -315,16 +313,13 @@ def _agenda(sources: Sources, asked: Asked) -> StateResult:
     span = span_named(asked.match.item, now.date())
     if span is not None:
         # A span that starts today starts now: what is over today is not to come.
-        start = now if span.first == now.date() else _midnight(span.first, now)
-        end = _midnight(span.end, now)
+        start = now if span.first == now.date() else answers.midnight(span.first, now)
+        end = answers.midnight(span.end, now)
         events = sources.calendar_between(start, end)
         return answers.window_answer(
             sources.records(), start, end, span.said, now, events, dated=True
         )
-    day = date.fromisoformat(asked.match.item)
-    start = _midnight(day, now)
-    end = (start + timedelta(days=1, hours=12)).replace(hour=0)
-    label = "today" if day == now.date() else f"{day:%A}, {day:%B} {day.day}"
+    start, end, label = answers.date_window(date.fromisoformat(asked.match.item), now)
     hours = hours_asked(normalize(asked.text))
     if hours is not None:
         return _hours(sources, start, label, hours, now)
@@ -419,7 +414,7 @@ SPECS: tuple[IntentSpec, ...] = (
     IntentSpec(
         "find",
         "one item on the list, the reminders or the schedule: is it there, is it done, when",
-        ("item", "within", "day", "loose"),
+        ("item", "within", "day", "date", "loose"),
         _find,
     ),
     IntentSpec(

@@ -17,14 +17,14 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import cast
 
 import numpy as np
 import numpy.typing as npt
 
 from context.normalize import fold
-from context.state_answers import SPOKEN_ITEMS, StateResult, day_window
+from context.state_answers import SPOKEN_ITEMS, StateResult, date_window, day_window
 from context.state_vocab import Day, forms
 from context.wording import count_words, join_spoken, spoken_when
 from memory.fts import STOPWORDS
@@ -339,16 +339,23 @@ def done_answer(
 
 
 def when_answer(
-    item: str, day: str, records: list[Record], now: datetime, embed: Embed | None = None
+    item: str,
+    day: str,
+    records: list[Record],
+    now: datetime,
+    embed: Embed | None = None,
+    *,
+    until: bool = False,
 ) -> StateResult:
     """When the event or errand `item` is, checked against `day` where one was asked; where no
-    record holds it, that none does, naming the records read."""
+    record holds it, that none does, naming the records read. `until`: asked how long until
+    it is, said first ("In three days: ...")."""
     timed = [r for r in records if r.when and not r.done]
     found = find(item, timed, embed)
     hits = found.exact or found.close
     if not hits:
         # Said with where it looked, so it is never a bare "no": the records are the schedule.
-        _, _, label = day_window(cast(Day, day), now) if day else ("", "", "")
+        _, _, label = _asked_day(day, now) if day else ("", "", "")
         when = f" {label}" if label else ""
         return StateResult(
             f"I don't see {_the(item)}{when} in your schedule, reminders or tasks.", "find"
@@ -362,15 +369,40 @@ def when_answer(
     first = hits[0]
     said = _said(first, now)
     if day:
-        start, end, label = day_window(cast(Day, day), now)
+        start, end, label = _asked_day(day, now)
         inside = [r for r in hits if start <= from_iso(r.when or "") < end]
         if inside:
             return StateResult(f"Yes: {_said(inside[0], now)}.", "find", [inside[0].id])
         return StateResult(f"Not {label}: {said}.", "find", [first.id])
+    start = from_iso(first.when or "")
+    if until and start > now:
+        said = f"in {_until(start - now)}: {said}"
     if len(hits) > 1:
         more = "; ".join(_said(r, now) for r in hits[1:SPOKEN_ITEMS])
         return StateResult(f"{_cap(said)}. Also: {more}.", "find", [r.id for r in hits[:3]])
     return StateResult(f"{_cap(said)}.", "find", [first.id])
+
+
+def _until(left: timedelta) -> str:
+    """How long until a moment, as said: whole days from two days on, else hours and minutes."""
+    hours, minutes = divmod(max(1, round(left.total_seconds() / 60)), 60)
+    if hours >= 48:
+        return count_words(round(hours / 24), "day")
+    if hours >= 24:
+        return "a day" + (f" and {count_words(hours - 24, 'hour')}" if hours > 24 else "")
+    if hours:
+        rest = f" and {count_words(minutes, 'minute')}" if minutes else ""
+        return count_words(hours, "hour") + rest
+    return count_words(minutes, "minute")
+
+
+def _asked_day(day: str, now: datetime) -> tuple[datetime, datetime, str]:
+    """[start, end) of the day a lookup asked about and how to say it: a word of the
+    schedule's own ("today", "this week") or an ISO date ("is my haircut on Friday")."""
+    if not day[:1].isdigit():
+        return day_window(cast(Day, day), now)
+    start, end, label = date_window(date.fromisoformat(day), now)
+    return start, end, label if label == "today" else f"on {label}"
 
 
 def timers_answer(
@@ -457,7 +489,9 @@ def _the(item: str) -> str:
     words = item.split()
     if words and words[0] in ("my", "our"):
         return " ".join(["your", *words[1:]])
-    return item if words and words[0] in ("the", "a", "an", "any") else f"a {item}"
+    if words and words[0] in ("the", "a", "an", "any"):
+        return item
+    return f"{'an' if item[:1] in 'aeiou' else 'a'} {item}"
 
 
 def _cap(text: str) -> str:

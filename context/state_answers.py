@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from context.certainty import sure
@@ -137,6 +137,19 @@ def day_window(day: Day, now: datetime) -> tuple[datetime, datetime, str]:
     days = 7 - now.weekday() if day == "week" else 1  # "this week": through Sunday
     end = (start + timedelta(days=days, hours=12)).replace(hour=0)
     return start, end, "this week" if day == "week" else day
+
+
+def midnight(day: date, now: datetime) -> datetime:
+    """The start of `day` in `now`'s zone."""
+    return now.replace(year=day.year, month=day.month, day=day.day, hour=0, minute=0,
+                       second=0, microsecond=0)  # fmt: skip
+
+
+def date_window(day: date, now: datetime) -> tuple[datetime, datetime, str]:
+    """[start, end) of a day named by date, and how to say it ("Friday, March 8")."""
+    start = midnight(day, now)
+    end = (start + timedelta(days=1, hours=12)).replace(hour=0)
+    return start, end, "today" if day == now.date() else f"{day:%A}, {day:%B} {day.day}"
 
 
 # A calendar event as the schedule answers say it: id, title, start, all day or not.

@@ -17,7 +17,15 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from context.clocks import date_phrase, day_named, hours_asked, span_in, span_named, zones_for
+from context.clocks import (
+    DAY_REF,
+    date_phrase,
+    day_named,
+    hours_asked,
+    span_in,
+    span_named,
+    zones_for,
+)
 from context.state_vocab import NUMBERS, Intent
 
 # Where an item may be looked for: the one to-do list, the reminders, the schedule.
@@ -76,17 +84,40 @@ _OWN_EVENT = (
     rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?|(?:a|an|any) (?:[a-z0-9]+ ){{0,2}}{_EVENT}"
     rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?)"
 )
+# "Is my haircut on Friday", "is it true that my anniversary is on March 1st": the day asked
+# about, a word of the schedule's own or a weekday or date (`context.clocks.day_named`).
+_ASKED_DAY = rf"(?:(?P<day>today|tomorrow|tonight|this week)|(?P<on>{DAY_REF}))"
+# How long until an event is ("how many days till my flight"): said as how long, then when,
+# and only where a record holds it (`Argued.loose`). The item must name an event: counting
+# down to a day ("how many days until my birthday") is arithmetic on a date the records may not
+# hold, and "birthday" in "order Mia's birthday cake" is not the user's.
+_UNTIL = re.compile(
+    rf"(?:how long|how many (?:days|weeks|hours|minutes)|how much (?:longer|time))"
+    rf"(?: is it| is there| is left| do i have| have i got| left)?"
+    rf" (?:until|till|til|before|to) (?P<item>(?:my|our|the) (?:[a-z0-9]+ ){{0,3}}{_EVENT}"
+    rf"(?: (?:with|for|at|about|to) [a-z0-9 ]{{1,30}}?)?){_DAY}"
+)
 LOOKUP = [
     re.compile(
-        rf"(?:when|what time|what day|which day|at what time) (?:is|are|was) {_OWN_EVENT}"
-        rf"(?: (?:scheduled|set|booked|planned|due|happening))?(?: for)?{_DAY}"
+        rf"(?:when|what time|what day|what date|which day|at what time|how soon) (?:is|are|was)"
+        rf" {_OWN_EVENT}(?: (?:scheduled|set|booked|planned|due|happening))?(?: for)?{_DAY}"
+    ),
+    _UNTIL,
+    re.compile(
+        rf"(?:is|are) {_OWN_EVENT} (?:still )?(?:on |scheduled |set |booked )?(?:for |on )?"
+        rf"{_ASKED_DAY}(?: (?:right|true|correct))?"
     ),
     re.compile(
-        rf"(?:is|are) {_OWN_EVENT} (?:still )?(?:on |scheduled |set |booked )?(?:for )?"
-        rf"(?P<day>today|tomorrow|tonight|this week)"
+        rf"(?:is it true|am i right) (?:that |in thinking )?{_OWN_EVENT} (?:is|are) (?:still )?"
+        rf"(?:on |scheduled |set |booked )?(?:for |on )?{_ASKED_DAY}"
     ),
     re.compile(rf"(?:do i have|have i got|is there) {_OWN_EVENT}{_DAY}"),
     re.compile(rf"(?:what is )?the (?:date|day|time) (?:of|for) {_OWN_EVENT}{_DAY}"),
+    # "What time do I have the dentist on Friday", "when do I have my meeting with John".
+    re.compile(
+        rf"(?:when|what time|what day|which day) (?:do|will) i have {_OWN_EVENT}"
+        rf"(?: (?:on |for )?{_ASKED_DAY})?"
+    ),
 ]
 # A contact, an email address or a phone number is the address book's, which Annie does not
 # keep: "is there a contact named Allen in my list" is not an item of the to-do list.
@@ -97,8 +128,15 @@ _ADDRESS_BOOK = re.compile(
 _ARRIVING = re.compile(
     r" (?:going to |gonna |expected to |supposed to |meant to |due to |set to )?(?:get here"
     r"|be here|arrive|arriving|come|coming|turn up|show up|be ready|ready|be delivered"
-    r"|delivered|being delivered|land|landing|get in|pull in|leave|leaving|depart|departing)"
+    r"|delivered|being delivered|land|landing|get in|pull in|leave|leaving|depart|departing"
+    r"|gets here|arrives|comes|turns up|shows up|lands|gets in|leaves|departs)"
     r"(?: here| in| at| today| tonight)?$"
+)
+# Things brought or run by others ("how long until my takeaway", "when is my ride"): a shop's
+# or a driver's to say, so the records answer only where one holds them.
+_BROUGHT = re.compile(
+    r"\b(?:order|orders|takeaway|takeout|take out|delivery|deliveries|package|parcel|food"
+    r"|pizza|groceries|shopping|ride|uber|lyft|taxi|cab|bus|train|tram|shuttle)$"
 )
 # The schedule of one named day: "anything on my calendar for the 21st", "what do I have on
 # Friday", "what's on the agenda for March 8th". The day must be a weekday or a date
@@ -111,6 +149,14 @@ AGENDA = [
         rf"(?: (?:on|in) (?:my|the) (?:{_SCHEDULE}))?(?: (?:for|on))? (?P<when>[a-z0-9 ]+)"
     ),
     re.compile(r"(?:what does|how does) (?:my )?(?P<when>[a-z0-9 ]+?) look like"),
+    # "How is my Friday looking", "tell me about my upcoming week", "what is next week like".
+    re.compile(
+        r"(?:tell me about|about|how is|what about) (?:my |the )?(?P<when>[a-z0-9 ]+?)"
+        r"(?: looking| look| looking like| like| shaping up)?"
+    ),
+    re.compile(
+        r"what is (?:my |the )?(?P<when>[a-z0-9 ]+?) (?:looking|looking like|like|shaping up)"
+    ),
     re.compile(rf"(?:my |the )?(?:{_SCHEDULE}) (?:for|on) (?P<when>[a-z0-9 ]+)"),
 ]
 # The schedule asked about in any words: a sentence about the user's meetings, appointments or
@@ -428,9 +474,11 @@ class Argued:
     intent: Intent  # "find" | "timers" | "clock" | "dates" | "agenda" | "schedule" | "list"
     item: str = ""
     # "list" | "reminders" | "schedule" | "" (everywhere): asked whether it is there;
-    # "when": asked when it is ("when is my meeting with Ann"); "done": whether it is done.
+    # "when": asked when it is ("when is my meeting with Ann"), "until": how long until it is;
+    # "done": whether it is done.
     within: str = ""
     day: str = ""  # "agenda": the ISO date asked about is `item`
+    date: str = ""  # "find": the one day asked about, ISO ("is my haircut on Friday")
     place: str = ""
     alarms: bool = False
     # Asked in words that may be about the world ("when is physio", "did I save the 529
@@ -492,9 +540,21 @@ def argued(core: str) -> Argued | None:
             arriving = _ARRIVING.search(item)
             if arriving is not None:
                 item = item[: arriving.start()]
+            brought = _BROUGHT.search(item) is not None
+            named = None
+            if m.groupdict().get("on"):
+                named = day_named(m.group("on"), _now().date())
+                if named is None:
+                    continue  # words that name no day: not this rule's to guess
             if item:
-                day = m.group("day") or ""
-                return Argued("find", item=item, within="when", day=day, loose=bool(arriving))
+                return Argued(
+                    "find",
+                    item=item,
+                    within="until" if rule is _UNTIL else "when",
+                    day=m.group("day") or "",
+                    date=named.isoformat() if named is not None else "",
+                    loose=arriving is not None or brought or rule is _UNTIL,
+                )
     today = _now().date()
     for rule in AGENDA:
         m = rule.fullmatch(core)

@@ -131,6 +131,7 @@ def _route(text: str, classifier: Classifier | None = None, *, loose: bool = Tru
                 within=found.within,
                 place=found.place,
                 alarms=found.alarms,
+                date=found.date,
                 loose=found.loose,
             ),
             "rule",

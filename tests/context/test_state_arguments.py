@@ -76,6 +76,58 @@ def test_when_is_my_event(seeded: Store, settings: Settings) -> None:
     assert asked is not None and asked.text.startswith("Not today: meeting with Ann, tomorrow")
 
 
+def test_a_day_named_by_weekday_or_date_is_checked_against_the_record(
+    seeded: Store, settings: Settings
+) -> None:
+    resolver = _resolver(seeded, settings)
+    now = _now()
+    ann = now + timedelta(days=1)
+    on_day = resolver.resolve(f"is my meeting with Ann on {ann:%A}", now=now)
+    assert on_day is not None and on_day.text.startswith("Yes: meeting with Ann"), on_day
+    other = now + timedelta(days=4)
+    said = f"is it true that my meeting with Ann is on the {other.day}th"
+    off_day = resolver.resolve(said, now=now)
+    assert off_day is not None, said
+    assert off_day.text.startswith(f"Not on {other:%A}, {other:%B} {other.day}: meeting with Ann")
+    assert route(f"is my meeting with Ann on {ann:%A}").match.date == ann.date().isoformat()
+    # Words after "on" that name no day are not read as one.
+    for question in ("is my meeting with ann on the agenda", "is my meeting with ann on the 45th"):
+        found = argued(question)
+        assert found is None or found.date == "", (question, found)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["how long until my meeting with Ann", "how many days till my meeting with ann"],
+)
+def test_how_long_until_an_event_is_said_first(
+    seeded: Store, settings: Settings, question: str
+) -> None:
+    result = _resolver(seeded, settings).resolve(question, now=_now())
+    assert result is not None and result.intent == "find", question
+    assert result.text.startswith("In a day: meeting with Ann, tomorrow at"), result.text
+
+
+@pytest.mark.parametrize("question", ["what date is my anniversary", "how soon is my anniversary"])
+def test_other_ways_to_ask_when_say_where_they_looked(
+    store: Store, settings: Settings, question: str
+) -> None:
+    result = _resolver(store, settings).resolve(question, now=_now())
+    assert result is not None, question
+    assert result.text == "I don't see an anniversary in your schedule, reminders or tasks."
+
+
+def test_deliveries_and_countdowns_are_read_only_where_a_record_holds_them(
+    store: Store, settings: Settings
+) -> None:
+    # A takeaway or a ride is the shop's or the driver's to say when no record holds it, and
+    # counting down to a day no record holds is arithmetic on a date the model may know.
+    resolver = _resolver(store, settings)
+    assert resolver.resolve("how long until my takeaway", now=_now()) is None
+    assert resolver.resolve("how long until my order arrives", now=_now()) is None
+    assert resolver.resolve("how many days till my graduation", now=_now()) is None
+
+
 def test_when_is_something_no_record_holds_says_where_it_looked(
     seeded: Store, settings: Settings
 ) -> None:
