@@ -36,10 +36,11 @@ FLOORS = {
     "lookup_blind2": 0.91,
     "lookup_blind3": 0.93,
     "lookup_blind4": 0.88,
-    "lookup_blind5": 0.78,
+    "lookup_blind5": 0.79,
     "lookup_blind6": 0.82,
     "lookup_blind7": 0.79,
     "lookup_blind8": 0.70,
+    "lookup_blind9": 0.70,
 }
 
 
