@@ -24,6 +24,7 @@ from bot.reminders.scheduler import ReminderScheduler
 from bot.tools.approval import approved_runner
 from bot.tools.registry import ActiveTools, ToolRegistry, default_registry
 from bot.turn.answers import STAGES, AnswerChain
+from bot.turn.surroundings import Parts, Shared
 from compaction import create_hooks
 from compaction.briefing import build_briefing, notes_block
 from compaction.hooks import HookInputs, HooksFactory
@@ -304,16 +305,8 @@ class Runtime:
 
         session = Session(
             self,
-            settings=settings,
-            conv=conv,
-            ledger=ledger,
-            assembler=assembler,
-            tools=tools,
-            hooks=hooks,
-            store=self.store,
-            llm=llm,
-            embedder=lambda: self.embedder,
-            chain=self.answer_chain(usage),
+            Parts(settings, conv, ledger, assembler, tools, hooks),
+            Shared(self.store, llm, lambda: self.embedder, self.answer_chain(usage)),
             record_metrics=record_metrics,
         )
         self._sessions.append(session)

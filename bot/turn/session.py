@@ -22,11 +22,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from bot.reminders.announcement import announcement, listed, say_unheard
-from bot.turn.answers import TO_MODEL, AnswerChain, Answered, Decision, Resume
+from bot.turn.answers import TO_MODEL, Answered, Decision, Resume
 from bot.turn.events import (
     MODEL_FAILED,
     AnswerClosed,
@@ -60,11 +60,11 @@ from bot.turn.model_turn import Assembled, model_turn
 from bot.turn.noticing import note_stated
 from bot.turn.record import Recorder
 from bot.turn.speculation import Ahead
-from bot.turn.surroundings import ModelHost, TurnControl
-from context.assembler import Assembler, Assembly, ContextOverflowError, Request
-from context.conversation import Conversation, neutralize
+from bot.turn.surroundings import ModelHost, Parts, Shared, TurnControl
+from context.assembler import Assembly, ContextOverflowError, Request
+from context.conversation import neutralize
 from context.envelope import Manifest
-from context.ledger import Ledger, Usage
+from context.ledger import Usage
 from context.provenance import PRIVATE
 from memory.approvals import WEB_TOOLS
 from memory.db import StoreError
@@ -72,12 +72,7 @@ from memory.rows import utc_now
 from models.base import ModelError
 
 if TYPE_CHECKING:
-    from bot.tools.registry import ActiveTools
-    from compaction.hooks import CompactionHooks
-    from config import Settings
     from memory.rows import ReminderRow
-    from memory.store import Store
-    from models.base import LLM, Embedder
 
 # After a barge-in the turn gets this long to wind down before it is cancelled.
 CANCEL_GRACE_S = 2.0
@@ -90,32 +85,19 @@ class Session:
     """A conversation over a shared model; one turn at a time."""
 
     def __init__(
-        self,
-        host: ModelHost,
-        *,
-        settings: Settings,
-        conv: Conversation,
-        ledger: Ledger,
-        assembler: Assembler,
-        tools: ActiveTools,
-        hooks: CompactionHooks,
-        store: Store,
-        llm: LLM,
-        embedder: Callable[[], Embedder | None],
-        chain: AnswerChain,
-        record_metrics: bool = True,
+        self, host: ModelHost, parts: Parts, shared: Shared, *, record_metrics: bool = True
     ) -> None:
         self.host = host
-        self.settings = settings
-        self.conv = conv
-        self.ledger = ledger
-        self.assembler = assembler
-        self.tools = tools
-        self.hooks = hooks
-        self.store = store
-        self.llm = llm
-        self.embedder = embedder
-        self.chain = chain
+        self.settings = settings = parts.settings
+        self.conv = conv = parts.conv
+        self.ledger = ledger = parts.ledger
+        self.assembler = parts.assembler
+        self.tools = parts.tools
+        self.hooks = hooks = parts.hooks
+        self.store = store = shared.store
+        self.llm = llm = shared.llm
+        self.embedder = shared.embedder
+        self.chain = shared.chain
         # Off where the front end stores its own end-to-end timings under the same turn id.
         self.record_metrics = record_metrics
         self.id = conv.session_id

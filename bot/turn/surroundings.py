@@ -1,6 +1,10 @@
-"""What a session needs from around it: the runtime that serves it, and how a turn is ended early.
+"""What a session needs from around it: the runtime that serves it, its parts, and how a turn
+is ended early.
 
 `ModelHost` is what a session asks of the runtime that serves it (a share of the model's time).
+`Parts` are the conversation's own, made for it when it starts (its settings, history, token
+ledger, prompt assembler, tools and compaction hooks); `Shared` is what every session of one
+runtime uses alike (the store, the model, the embedder, the answer chain).
 `TurnControl` is how a front end ends the turn in progress early (through the session's inbox:
 `Interrupt`, `Enough`); the model turn (`bot.turn.model_turn`) takes it as an argument, beside
 its inputs (`bot.turn.model_inputs`).
@@ -14,7 +18,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from models.base import CallStats
+    from collections.abc import Callable
+
+    from bot.tools.registry import ActiveTools
+    from bot.turn.answers import AnswerChain
+    from compaction.hooks import CompactionHooks
+    from config import Settings
+    from context.assembler import Assembler
+    from context.conversation import Conversation
+    from context.ledger import Ledger
+    from memory.store import Store
+    from models.base import LLM, CallStats, Embedder
 
 
 class ModelHost(Protocol):
@@ -28,6 +42,29 @@ class ModelHost(Protocol):
 
     def ended(self, session: Any) -> None:
         """The session closed: the host lets go of it."""
+
+
+@dataclass(frozen=True)
+class Parts:
+    """One conversation's own parts, made for it by the runtime when it starts."""
+
+    settings: Settings
+    conv: Conversation
+    ledger: Ledger
+    assembler: Assembler
+    tools: ActiveTools
+    hooks: CompactionHooks
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every session of one runtime uses alike. `embedder` is read when needed: the
+    runtime loads it after the first session may have started."""
+
+    store: Store
+    llm: LLM
+    embedder: Callable[[], Embedder | None]
+    chain: AnswerChain
 
 
 @dataclass
