@@ -145,7 +145,7 @@ async def test_hostile_data_channel(up: ServerProcess) -> None:
 
 
 async def test_hostile_audio(up: ServerProcess, speech: Speech) -> None:
-    cases = await media.audio_cases(up, speech, silence_s=10.0)
+    cases = await media.audio_cases(up, speech, silence_s=4.0)
     assert len(cases) == 6
     assert _failed(cases) == [], _failed(cases)
 
