@@ -274,7 +274,9 @@ _NTH_WEEKDAY = (
     r" (?P<nthday>" + "|".join(_WEEKDAYS) + r")"
     r" (?:of|in) (?P<span>this month|the month|next month|last month|" + "|".join(_MONTHS) + r")"
 )
-_DAY_REF = (
+# One day named by a weekday or a date; rules elsewhere hold it in patterns of their own ("is my
+# haircut on friday"), and `day_named` reads what it matched.
+DAY_REF = (
     rf"{_NTH_WEEKDAY}"
     rf"|(?:(?P<which>next|this|this coming|coming|last) )?{_WEEKDAY}"
     rf"|(?:{_MONTH} )?{_ORD}(?: (?:of )?(?P<month2>{'|'.join(_MONTHS)}))?"
@@ -298,17 +300,17 @@ _OFFSET = [
     ),
 ]
 _ON = [
-    re.compile(rf"{_ASK_DATE}(?: is it| will it be| is| was| was it)?(?: on)? (?:{_DAY_REF})"),
+    re.compile(rf"{_ASK_DATE}(?: is it| will it be| is| was| was it)?(?: on)? (?:{DAY_REF})"),
     re.compile(r"what is (?P<rel>tomorrow|yesterday) s date|what was yesterday s date"),
     re.compile(
-        rf"(?:what|which) day (?:of the week )?(?:is|does|will|was) (?:{_DAY_REF})"
+        rf"(?:what|which) day (?:of the week )?(?:is|does|will|was) (?:{DAY_REF})"
         r"(?: fall on| land on| be| on)?(?: this (?:year|month))?"
     ),
-    re.compile(rf"when (?:is|was|will be|does) (?:{_DAY_REF})(?: fall| this year)?"),
-    re.compile(rf"what is the date (?:of|for) (?:{_DAY_REF})"),
+    re.compile(rf"when (?:is|was|will be|does) (?:{DAY_REF})(?: fall| this year)?"),
+    re.compile(rf"what is the date (?:of|for) (?:{DAY_REF})"),
     # The day first: "march tenth lands on what day of the week".
     re.compile(
-        rf"(?:{_DAY_REF}) (?:is|lands|falls|comes|will be|will fall|will land)"
+        rf"(?:{DAY_REF}) (?:is|lands|falls|comes|will be|will fall|will land)"
         r"(?: on)? (?:what|which) day(?: of the week)?(?: this year)?"
     ),
 ]
@@ -320,10 +322,10 @@ _MONTH_LENGTH = re.compile(
 )
 _UNTIL = re.compile(
     rf"how many (?:more )?(?P<unit>days|weeks|sleeps) (?:is it |are there |left )?"
-    rf"(?:until|till|til|to|before) (?:{_DAY_REF})"
+    rf"(?:until|till|til|to|before) (?:{DAY_REF})"
 )
 _IS_IT = re.compile(
-    rf"(?:is it|is today|today is|it is) (?:{_DAY_REF})(?: today)?(?: or (?:is it )?"
+    rf"(?:is it|is today|today is|it is) (?:{DAY_REF})(?: today)?(?: or (?:is it )?"
     rf"(?:the )?(?P<alt>[a-z0-9 ]+?))?(?: today)?"
 )
 
@@ -483,10 +485,7 @@ def date_phrase(core: str, now: datetime) -> DateAnswer | None:
     return None
 
 
-_DAY_ONLY = re.compile(_DAY_REF)
-# One day named by a weekday or a date, for rules elsewhere to hold in a pattern of their own
-# ("is my haircut on friday"); `day_named` reads what it matched.
-DAY_REF = _DAY_REF
+_DAY_ONLY = re.compile(DAY_REF)
 
 
 # Spans of days a schedule read may ask about: "next week", "in March", "the next three

@@ -374,8 +374,7 @@ def when_answer(
         if inside:
             return StateResult(f"Yes: {_said(inside[0], now)}.", "find", [inside[0].id])
         return StateResult(f"Not {label}: {said}.", "find", [first.id])
-    start = from_iso(first.when or "")
-    if until and start > now:
+    if until and (start := from_iso(first.when or "")) > now:
         said = f"in {_until(start - now)}: {said}"
     if len(hits) > 1:
         more = "; ".join(_said(r, now) for r in hits[1:SPOKEN_ITEMS])
@@ -384,16 +383,15 @@ def when_answer(
 
 
 def _until(left: timedelta) -> str:
-    """How long until a moment, as said: whole days from two days on, else hours and minutes."""
-    hours, minutes = divmod(max(1, round(left.total_seconds() / 60)), 60)
+    """How long until a moment, as said: whole days from two days on, a day and hours from
+    one, else hours and minutes as a timer's time left is said."""
+    minutes = max(1, round(left.total_seconds() / 60))
+    hours = minutes // 60
     if hours >= 48:
         return count_words(round(hours / 24), "day")
     if hours >= 24:
         return "a day" + (f" and {count_words(hours - 24, 'hour')}" if hours > 24 else "")
-    if hours:
-        rest = f" and {count_words(minutes, 'minute')}" if minutes else ""
-        return count_words(hours, "hour") + rest
-    return count_words(minutes, "minute")
+    return _left(timedelta(minutes=minutes))
 
 
 def _asked_day(day: str, now: datetime) -> tuple[datetime, datetime, str]:
@@ -448,7 +446,8 @@ def _left(left: timedelta) -> str:
     minutes, secs = divmod(seconds, 60)
     hours, minutes = divmod(minutes, 60)
     if hours:
-        return f"{count_words(hours, 'hour')} {count_words(minutes, 'minute')}"
+        rest = f" and {count_words(minutes, 'minute')}" if minutes else ""
+        return count_words(hours, "hour") + rest
     if minutes >= 5 or not secs:
         return count_words(minutes + (1 if secs >= 30 and minutes >= 5 else 0), "minute")
     if minutes:

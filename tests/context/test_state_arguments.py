@@ -3,6 +3,7 @@ timers, other clocks and dates counted from today; goodbyes never taken as statu
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -10,12 +11,13 @@ import pytest
 
 from config import Settings
 from context.intents import IntentIndex
-from context.lookup import Record, asked_about, named_record, strongest
+from context.lookup import Record, asked_about, named_record, strongest, timers_answer
 from context.normalize import normalize
 from context.state import StateResolver
 from context.state_arguments import argued, farewell
 from context.state_rules import route
 from memory.calendar import Calendar
+from memory.rows import ReminderRow
 from memory.store import Store
 
 
@@ -167,6 +169,18 @@ def test_timers_and_what_is_left_on_them(store: Store, settings: Settings) -> No
     assert both is not None and "pasta" in both.text and "bread" in both.text
     eggs = resolver.resolve("how long is left on the eggs timer", now=_now())
     assert eggs is not None and eggs.text.startswith("No eggs timer is running")
+
+
+def test_time_left_in_whole_hours_says_no_minutes() -> None:
+    now = _now()
+    due = (now + timedelta(hours=2)).isoformat()
+    bread = ReminderRow("rem-1", "bread", due, "open", now.isoformat(), kind="timer")
+    said = timers_answer([bread], "", False, now).text
+    assert said == "Two hours left on the bread.", said
+    later = replace(bread, due=(now + timedelta(hours=2, minutes=5)).isoformat())
+    assert timers_answer([later], "", False, now).text == (
+        "Two hours and five minutes left on the bread."
+    )
 
 
 def test_alarms_are_the_reminders_to_come(seeded: Store, settings: Settings) -> None:
