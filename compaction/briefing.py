@@ -232,11 +232,16 @@ def _last_exchange(
     tail: list[LogEntry],
 ) -> tuple[LogEntry | None, LogEntry | None, LogEntry | None]:
     """The last completed exchange (the user's words, Annie's answer) and a request after it
-    that got no answer. Anything of either side may be missing."""
+    that got no answer. Anything of either side may be missing.
+
+    A turn with tool calls logs Annie's words once per round ("Let me look." before the call,
+    the answer after it): the answer is the last of them, and the user's words are those
+    before the first."""
     unanswered = tail[-1] if tail and tail[-1].kind == "user" else None
-    answered = tail[:-1] if unanswered is not None else tail
-    answer = answered[-1] if answered and answered[-1].kind == "assistant" else None
-    before = answered[:-1] if answer is not None else answered
+    before = tail[:-1] if unanswered is not None else tail
+    answer = before[-1] if before and before[-1].kind == "assistant" else None
+    while before and before[-1].kind == "assistant":
+        before = before[:-1]
     asked = before[-1] if before and before[-1].kind == "user" else None
     return asked, answer, unanswered
 

@@ -100,6 +100,30 @@ def test_a_small_budget_keeps_the_last_exchange_a_state_answer_included(
         assert b.text.count("said last") <= 1, b.text
 
 
+def test_a_turn_with_tool_rounds_briefs_the_users_words_and_the_final_answer(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    # Annie's words are logged once per round: a preamble before the call, the answer after.
+    store = Store(tmp_path / "annie.db")
+    for tier3 in (True, False):
+        sid = store.sessions.start()
+        asked = store.events.append(sid, "user", "Which tasks are waiting on me?")
+        first = store.events.append(sid, "assistant", "Let me look.")
+        store.events.append(sid, "tool_call", "{}", name="list_tasks")
+        store.events.append(sid, "tool_result", "1 task: cake", name="list_tasks")
+        answer = store.events.append(sid, "assistant", "One: order the cake.")
+        if tier3:
+            cp = Checkpoint()
+            store.checkpoints.save(sid, 3, cp.to_json(), "", [asked, first, answer])
+        current = store.sessions.start()
+        b = build_briefing(store, budget=750, count=tokenizer.count, current_session_id=current)
+        # A session killed mid-way has its first request as its goal, which says the same.
+        said = "User said last: " if tier3 else "Goal: "
+        assert f"{said}Which tasks are waiting on me?" in b.text, b.text
+        assert "Annie answered: One: order the cake." in b.text, b.text
+        assert "Let me look." not in b.text and answer in b.source_ids
+
+
 def test_the_briefing_names_the_day_ahead_from_reminders_and_the_calendar(
     tmp_path: Path, tokenizer: Tokenizer
 ) -> None:
