@@ -13,6 +13,7 @@ table does not know is the model's (None), never the local time said as its time
 from __future__ import annotations
 
 import calendar
+import contextlib
 import functools
 import re
 from collections import defaultdict
@@ -274,12 +275,21 @@ _NTH_WEEKDAY = (
     r" (?P<nthday>" + "|".join(_WEEKDAYS) + r")"
     r" (?:of|in) (?P<span>this month|the month|next month|last month|" + "|".join(_MONTHS) + r")"
 )
+# A month and a day said as a plain number ("march one", "may twenty two"), as people read a
+# date aloud.
+_CARDINAL_DAY = (
+    r"(?P<card>(?:twenty|thirty) (?:one|two|three|four|five|six|seven|eight|nine)|"
+    + "|".join(sorted([*_UNITS[1:], "thirty"], key=len, reverse=True))
+    + ")"
+)
 # One day named by a weekday or a date; rules elsewhere hold it in patterns of their own ("is my
 # haircut on friday"), and `day_named` reads what it matched.
 DAY_REF = (
     rf"{_NTH_WEEKDAY}"
     rf"|(?:(?P<which>next|this|this coming|coming|last) )?{_WEEKDAY}"
-    rf"|(?:{_MONTH} )?{_ORD}(?: (?:of )?(?P<month2>{'|'.join(_MONTHS)}))?"
+    rf"|(?:{_MONTH} )?{_ORD}(?: (?:of )?(?P<month2>{'|'.join(_MONTHS)})"
+    r"| of (?P<in_month>this month|the month|next month))?"
+    rf"|(?P<month3>{'|'.join(_MONTHS)}) {_CARDINAL_DAY}"
     r"|(?P<rel>tomorrow|yesterday|the day after tomorrow|the day before yesterday)"
 )
 _ASK_DATE = r"(?:what|which) (?:is the |was the |will be the )?(?:date|day(?: of the week)?)"
@@ -688,6 +698,14 @@ def _day(m: re.Match[str], today: date) -> date | None:
         if which == "next" and ahead == 0:
             ahead = 7
         return today + timedelta(days=ahead)
+    if groups.get("card"):
+        return _next_date(today, _MONTHS.index(groups["month3"]) + 1, _cardinal(groups["card"]))
+    if groups.get("in_month"):
+        # "The 15th of this month" is that day even when it is past.
+        first = _month_of(groups["in_month"], today)
+        with contextlib.suppress(ValueError):
+            return first.replace(day=_ordinal(groups["ord"]))
+        return None
     if groups.get("ord"):
         number = _ordinal(groups["ord"])
         named = groups.get("month") or groups.get("month2")
@@ -717,6 +735,11 @@ def _month_of(span: str, today: date) -> date:
 
 def _year(day: date, today: date) -> str:
     return f" {day.year}" if day.year != today.year else ""
+
+
+def _cardinal(words: str) -> int:
+    """A day of the month said as a number: "twenty two" is 22."""
+    return sum(_number(w) for w in words.split())
 
 
 def _ordinal(word: str) -> int:

@@ -488,7 +488,7 @@ def _the(item: str) -> str:
     words = item.split()
     if words and words[0] in ("my", "our"):
         return " ".join(["your", *words[1:]])
-    if words and words[0] in ("the", "a", "an", "any"):
+    if words and (words[0] in ("the", "a", "an", "any") or words[0].endswith("'s")):
         return item
     return f"{'an' if item[:1] in 'aeiou' else 'a'} {item}"
 

@@ -99,8 +99,9 @@ def fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
 
 
-def normalize(text: str) -> str:
-    """Lower case, contractions expanded, punctuation dropped, fillers stripped."""
+def plain_words(text: str) -> str:
+    """Lower case, contractions expanded, punctuation dropped: every word as said, the fillers
+    and openers that `normalize` strips kept ("let me know when it is ten", "hear it again")."""
     low = fold(text).replace("\u2019", "'").replace("\u2018", "'").strip()
     low = _PAUSED_LIKE.sub(" ", low)
     low = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1)], low)
@@ -108,8 +109,12 @@ def normalize(text: str) -> str:
     low = low.replace("'", " ")
     low = re.sub(r"\s+", " ", low).strip()
     # Contractions again: "to-do" became "to do" only once the hyphen was dropped.
-    low = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1)], low)
-    low = re.sub(r"\s+", " ", _HESITATIONS.sub(" ", low)).strip()
+    return _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1)], low)
+
+
+def normalize(text: str) -> str:
+    """Lower case, contractions expanded, punctuation dropped, fillers stripped."""
+    low = re.sub(r"\s+", " ", _HESITATIONS.sub(" ", plain_words(text))).strip()
     for slip, repair in _SLIPS:
         low = slip.sub(repair, low)
     prev = None

@@ -79,10 +79,18 @@ _EVENT = (
     r"|party|flight|visit|checkup|check up|practice|rehearsal|date|reservation|booking"
     r"|deadline|review|standup|stand up|sync|catch up|catchup|event|trip|shift|exam|test)"
 )
-_OWN_EVENT = (
-    rf"(?P<item>(?:my|our) [a-z0-9 ]{{1,50}}?|the (?:[a-z0-9]+ ){{0,3}}{_EVENT}"
+_EVENTS_OWNED = (
+    rf"(?:my|our) [a-z0-9 ]{{1,50}}?|the (?:[a-z0-9]+ ){{0,3}}{_EVENT}"
     rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?|(?:a|an|any) (?:[a-z0-9]+ ){{0,2}}{_EVENT}"
-    rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?)"
+    rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?"
+)
+_OWN_EVENT = rf"(?P<item>{_EVENTS_OWNED})"
+# Asked whether it falls on a day, someone's birthday or party is the user's calendar's to say
+# ("is it true that Susan's birthday is on March 1st", "is Mary's party tonight"); "when is
+# Jacob's birthday" alone is as often the address book's, which Annie does not keep.
+_DAY_CHECKED = (
+    rf"(?P<item>{_EVENTS_OWNED}|[a-z]+ s (?:[a-z]+ ){{0,2}}(?:birthday|anniversary|wedding"
+    rf"|{_EVENT})(?: (?:party|dinner|celebration))?)"
 )
 # "Is my haircut on Friday", "is it true that my anniversary is on March 1st": the day asked
 # about, a word of the schedule's own or a weekday or date (`context.clocks.day_named`).
@@ -104,12 +112,17 @@ LOOKUP = [
     ),
     _UNTIL,
     re.compile(
-        rf"(?:is|are) {_OWN_EVENT} (?:still )?(?:on |scheduled |set |booked )?(?:for |on )?"
+        rf"(?:is|are) {_DAY_CHECKED} (?:still )?(?:on |scheduled |set |booked )?(?:for |on )?"
         rf"{_ASKED_DAY}(?: (?:right|true|correct))?"
     ),
     re.compile(
-        rf"(?:is it true|am i right) (?:that |in thinking )?{_OWN_EVENT} (?:is|are) (?:still )?"
+        rf"(?:is it true|am i right) (?:that |in thinking )?{_DAY_CHECKED} (?:is|are) (?:still )?"
         rf"(?:on |scheduled |set |booked )?(?:for |on )?{_ASKED_DAY}"
+    ),
+    # The day said first: "March 1st is Susan's birthday, right".
+    re.compile(
+        rf"(?:(?:on|is it) )?(?P<on>{DAY_REF}) (?:is|it is|is it) {_DAY_CHECKED}"
+        rf" (?:right|true|correct|isn t it|is that right)"
     ),
     re.compile(rf"(?:do i have|have i got|is there) {_OWN_EVENT}{_DAY}"),
     re.compile(rf"(?:what is )?the (?:date|day|time) (?:of|for) {_OWN_EVENT}{_DAY}"),
@@ -117,6 +130,12 @@ LOOKUP = [
     re.compile(
         rf"(?:when|what time|what day|which day) (?:do|will) i have {_OWN_EVENT}"
         rf"(?: (?:on |for )?{_ASKED_DAY})?"
+    ),
+    # When it starts, or the day it is on: "what time does the dinner party start tonight",
+    # "what day is the meeting on". Never when it ends: the records hold when events start.
+    re.compile(
+        rf"(?:when|what time|what day|which day|at what time)(?: (?:does|do|will|is|did))?"
+        rf" {_OWN_EVENT} (?:start|starts|begin|begins|kick off|kicks off|on){_DAY}"
     ),
 ]
 # A contact, an email address or a phone number is the address book's, which Annie does not
@@ -205,7 +224,10 @@ _HOURS_READ = re.compile(
     r"^(?:(?:do|will) i have(?! to\b)|have i got(?! to\b)|am i (?:free|busy|booked|doing)"
     r"|what do i have|what have i got|what is on|what am i doing|what am i up to"
     r"|(?:is there|are there|anything|any thing)(?: anything| something)?"
-    r" (?:on|planned|scheduled|booked|going on|happening))\b"
+    r" (?:on|planned|scheduled|booked|going on|happening)"
+    # Events asked of some hours, without "my": "any events from three to five".
+    r"|(?:(?:if |whether )?(?:is|are) there )?(?:any )?(?:events?|meetings?|appointments?)"
+    r"(?: happening| on| scheduled| planned| booked)?(?= (?:between|from)\b))\b"
 )
 
 
@@ -534,7 +556,7 @@ def argued(core: str) -> Argued | None:
     for rule in LOOKUP:
         m = rule.fullmatch(core)
         if m is not None:
-            item = _clean(m.group("item"))
+            item = _clean(_OWNER.sub(r"\1's ", m.group("item")))
             # When something arrives ("my order", "my train") may be a shop's or a timetable's
             # to say: the records answer only where one holds it.
             arriving = _ARRIVING.search(item)
@@ -551,7 +573,7 @@ def argued(core: str) -> Argued | None:
                     "find",
                     item=item,
                     within="until" if rule is _UNTIL else "when",
-                    day=m.group("day") or "",
+                    day=m.groupdict().get("day") or "",
                     date=named.isoformat() if named is not None else "",
                     loose=arriving is not None or brought or rule is _UNTIL,
                 )
@@ -700,8 +722,9 @@ LOOSE_WHEN = [
         rf" (?:i|we) (?:need to |have to |got to |gotta |supposed to |meant to |going to |get to )?"
         rf"(?:be |see |meet |visit )?{_ITEM}{_DAY_AFTER}"
     ),
+    # Not when it ends or finishes: the answer says when an event starts.
     re.compile(
-        rf"(?:when|what time|what day) (?:do|does) {_ITEM} (?:start|begin|end|finish|happen"
+        rf"(?:when|what time|what day) (?:do|does) {_ITEM} (?:start|begin|happen"
         r"|go off|ring|fire|pop up|come up|be due)"
     ),
     re.compile(rf"(?:am i|are we) {_SEEING} {_ITEM}{_DAY_AFTER}"),
@@ -757,6 +780,8 @@ def _now() -> datetime:
 _NEARBY = re.compile(
     r"\b(?:near|around|close to|round) (?:me|here|us|town|this area)\b|\bnearby\b|\bnear here\b"
     r"|^(?:what is|whats|what s) around(?: tonight| this weekend| today)?$"
+    r"|\b(?:events?|things? to do|anything|something) (?:going on |happening )?around"
+    r"(?: tonight| this weekend| today)?$"
     r"|\bin (?:the|this|my) (?:area|neighbou?rhood)\b|\b(?:in|around) town\b"
     r"|\blocal(?:ly)? (?:events?|happenings?|shows?|concerts?)\b"
 )
@@ -764,6 +789,20 @@ _NEARBY = re.compile(
 _IN_PLACE = re.compile(
     r"\b(?:in|at) (?P<place>[a-z]+(?: [a-z]+){0,2}?)(?= (?:this|next|today|tonight|tomorrow"
     r"|on|for|at|right|now|please|over|during|around)\b|$)"
+)
+
+
+# Events at the end of a sentence "in" or "at" something: a place, unless it is a time or
+# the user's calendar ("events in the morning", "in the next two weeks", "in May").
+_EVENTS_IN = re.compile(
+    r"\b(?:events?|concerts?|festivals?|shows?)\b(?: [a-z]+){0,3} (?:in|at)"
+    r" (?P<place>(?:the )?[a-z]+(?: [a-z]+){0,2})$"
+)
+_NOT_THERE = re.compile(
+    r"^(?:the |a |an )?(?:next|coming|following|this|these|last|past|few|couple|week|weeks"
+    r"|weekend|month|months|year|days?|calendar|diary|schedule|agenda|office|january|february"
+    r"|march|april|may|june|july|august|september|october|november|december|monday|tuesday"
+    r"|wednesday|thursday|friday|saturday|sunday)\b"
 )
 
 
@@ -775,13 +814,21 @@ def somewhere(core: str) -> bool:
         return False
     if _NEARBY.search(core):
         return True
+    events = _EVENTS_IN.search(core)
+    place = events.group("place") if events is not None else ""
+    if place and _may_be_place(place) and _NOT_THERE.match(place) is None:
+        return True
     now = _now()
     return any(
-        m.group("place") not in NUMBERS  # "in May", "on Friday"
-        and _NOT_PLACE.match(m.group("place")) is None
-        and bool(zones_for(m.group("place"), now))
+        _may_be_place(m.group("place")) and bool(zones_for(m.group("place"), now))
         for m in _IN_PLACE.finditer(core)
     )
+
+
+def _may_be_place(words: str) -> bool:
+    """Whether words said after "in" or "at" may name a place: not a number ("in May", "on
+    Friday" hold one) nor a part of the day, work or home."""
+    return words.split()[-1] not in NUMBERS and _NOT_PLACE.match(words) is None
 
 
 def farewell(core: str) -> bool:
@@ -799,6 +846,9 @@ _LEADING = re.compile(r"^(?:(?:my|our|the|a|an|any|some|called|named|item|task) 
 _TRAILING = re.compile(r"(?: (?:thing|stuff|one|task|item|bit|business))+$")
 # A possessive's "s" once normalized ("noah s present"): the name carries it.
 _POSSESSIVE = re.compile(r"(?<=[a-z]) s\b")
+# Someone else's event keeps its owner ("susan s birthday" is "susan's birthday"), so it is
+# said back as theirs; `_POSSESSIVE` then leaves it be.
+_OWNER = re.compile(r"^(?!(?:my|our|the|a|an|any) )([a-z]+) s ")
 
 
 def _clean(item: str) -> str:

@@ -192,8 +192,8 @@ RULES: dict[Intent, list[re.Pattern[str]]] = {
             rf"(?:for )?{_DAY}"
         ),
         re.compile(
-            rf"(?:do i have |are there |have i got )?any (?:reminders|appointments|meetings)"
-            rf"(?: (?:for|on))?(?: {_DAY})?"
+            rf"(?:do i have |are there |is there |have i got )?any (?:pending |upcoming )?"
+            rf"(?:reminders?|appointments?|meetings?)(?: (?:for|on))?(?: {_DAY})?"
         ),
         re.compile(
             rf"(?:do i have|have i got|is there) anything (?:on |planned |scheduled |due )?"

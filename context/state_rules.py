@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from context.intent_specs import BY_NAME, SPECS, Match
 from context.mood_rules import mood_question
-from context.normalize import normalize
+from context.normalize import normalize, plain_words
 from context.state_arguments import argued, farewell, loose_argued, somewhere
 from context.state_vocab import INTENTS, Day, Intent, day_word
 from context.user_name import name_question
@@ -49,11 +49,61 @@ _ELSEWHERE = re.compile(
     r"^(?:remind me (?:to|at|in|on|about|every|that|tomorrow|tonight)|set (?:a|an|the|my|up)"
     r"|add|put|create|make (?:a|me|it)|schedule (?:a|an|my|the)|cancel|delete|remove|clear"
     r"|snooze|mark|move|reschedule|postpone|push|complete|finish|book|call|text|send|email"
+    r"|respond|reply|new (?:[a-z]+ )?list$"
     r"|message|play|turn|open|start|stop|note|take a note|save|remember (?:that|to|my|the|this)"
     r"|forget|decline|reject|why|explain|define|who invented|tell me about|history of"
     r"|how (?:do|does|can|should|could|would|did) (?:i|we|you|one|people|someone|it)"
     r"|how does \w+ work|what (?:does|do) .* mean|(?:what is|what are) (?:an?|the meaning) )\b"
 )
+
+
+# "Remind me of my twelve o'clock meeting by half eleven" asks for a reminder at a time, not
+# the schedule read that "remind me of my meetings tomorrow" is. Read before normalizing, which
+# takes "remind me of" as an opener.
+_HOUR_WORD = (
+    r"(?:\d{1,2}(?::\d{2})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|noon|midday|midnight)"
+)
+_REMIND_AT = re.compile(
+    r"\bremind me (?:of|about) (?:this|that|it)\b"
+    r"|\bremind me (?:of|about) .+ (?:(?:by|at|before|around) (?:half |quarter )?"
+    rf"{_HOUR_WORD}\b|(?:an?|\d+|{_HOUR_WORD}|half an?) (?:minutes?|hours?|days?)"
+    r" (?:before|early|ahead|beforehand|in advance)"
+    rf"|in (?:an?|\d+|{_HOUR_WORD}) (?:minutes?|hours?))"
+)
+
+
+# Orders that a schedule or list rule would read first: a new list ("fresh list", "my new work
+# schedule list"), and being told when a time comes ("let me know when it is ten", read in the
+# plain words, since normalizing takes "let me know" as an opener).
+_NEW_LIST = re.compile(r"^(?:(?:my|a) )?(?:new|fresh) (?:[a-z]+ ){0,3}list$")
+_TELL_WHEN = re.compile(r"\b(?:let me know|tell me|alert me|notify me|ping me) when it is \w")
+# A recommendation: what the user might enjoy is the model's to weigh, not a read of records
+# ("upcoming events I might want to go to").
+_RECOMMEND = re.compile(
+    r"\b(?:i|we) (?:might|may|would|could) (?:want to|like to|enjoy|be interested in)"
+    r" (?:go|attend|see|visit|check out|try)\b|\brecommend|\bworth (?:going|seeing|attending)\b"
+)
+
+
+def _reminder_asked(text: str) -> bool:
+    """Whether `text` asks to be reminded of something at a time, or of "this" or "that": a
+    command, never a read."""
+    return _REMIND_AT.search(text.lower()) is not None
+
+
+def _not_a_read(text: str, core: str) -> bool:
+    """Orders and requests that some read's words would otherwise claim, checked before any
+    rule: a reminder at a time, a new list, being told when a time comes, a recommendation, and
+    hearing the last thing again (read in the plain words: normalizing drops "again" as a
+    filler, "I need to hear again")."""
+    plain = plain_words(text)
+    return (
+        _reminder_asked(text)
+        or _NEW_LIST.search(core) is not None
+        or _RECOMMEND.search(core) is not None
+        or any(p.search(plain) is not None for p in (_TELL_WHEN, _SAY_AGAIN))
+    )
 
 
 # Asking for a judgement ("what should I tackle first", "what would you do if you were me") or
@@ -118,7 +168,7 @@ def _route(text: str, classifier: Classifier | None = None, *, loose: bool = Tru
         return Routed(Match("remember", mood=True), "rule")
     if name_question(core):
         return Routed(Match("remember", name=True), "rule")
-    if farewell(core):
+    if farewell(core) or _not_a_read(text, core):
         return Routed(None, "elsewhere")
     found = argued(core)
     if found is not None:

@@ -41,6 +41,7 @@ FLOORS = {
     "lookup_blind7": 0.79,
     "lookup_blind8": 0.70,
     "lookup_blind9": 0.70,
+    "lookup_blind10": 0.59,
 }
 
 
@@ -70,8 +71,10 @@ def score(
         ids[task["title"]] = store.tasks.add(task["title"], status=status)
     for reminder in seeded["reminders"]:
         ids[reminder["text"]] = store.reminders.add(reminder["text"], reminder["due"])
+    every = set(ids.values())  # a title on several days names each of its events
     for i, event in enumerate(seeded["events"]):
         ids[event["title"]] = f"event-{i}@blind"
+        every.add(ids[event["title"]])
     calendar = Calendar([_ics(seeded["events"], tmp_path / "blind.ics")])
     resolver = StateResolver(store, settings, intents=index, calendar=calendar)
     lines = (fixture / "questions.tsv").read_text().splitlines()
@@ -80,7 +83,7 @@ def score(
         question, expected = line.split("\t")
         answer = resolver.resolve(question, now=now)
         if expected == "-":
-            named = answer is not None and any(i in answer.sources for i in ids.values())
+            named = answer is not None and any(i in answer.sources for i in every)
             yes = named and answer is not None and not answer.text.lower().startswith(("no", "not"))
             right = not yes
         else:

@@ -4,12 +4,13 @@ timers, other clocks and dates counted from today; goodbyes never taken as statu
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from config import Settings
+from context.clocks import day_named
 from context.intents import IntentIndex
 from context.lookup import Record, asked_about, named_record, strongest, timers_answer
 from context.normalize import normalize
@@ -231,6 +232,39 @@ def test_look_alikes_carry_no_argument(text: str) -> None:
     assert found is None or found.intent not in ("find", "clock"), found
 
 
+def test_someone_s_event_on_a_day_is_checked_and_said_as_theirs(
+    store: Store, settings: Settings
+) -> None:
+    now = _now()
+    day = now + timedelta(days=3)
+    store.reminders.add("Rosa's birthday dinner", day)
+    resolver = _resolver(store, settings)
+    yes = resolver.resolve(f"is it true that rosa's birthday is on {day:%A}", now=now)
+    assert yes is not None and yes.text.startswith("Yes: Rosa's birthday dinner"), yes
+    # No record: said back as the person's, with no article ("a tom party" before).
+    none = resolver.resolve(f"is tom's party on {day:%A}", now=now)
+    assert none is not None and "tom's party" in none.text and "a tom" not in none.text, none
+
+
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("fifteenth of this month", date(2026, 12, 15)),
+        ("the fourth of this month", date(2026, 12, 4)),  # this month's, though past
+        ("twenty second of next month", date(2027, 1, 22)),
+        ("march one", date(2027, 3, 1)),
+        ("may twenty two", date(2027, 5, 22)),
+        ("thirty first of next month", date(2027, 1, 31)),
+        ("thirty first of the month", date(2026, 12, 31)),
+        ("february thirty", None),
+    ],
+)
+def test_days_said_of_this_month_or_as_a_month_and_a_number(
+    phrase: str, expected: date | None
+) -> None:
+    assert day_named(phrase, date(2026, 12, 7)) == expected
+
+
 @pytest.mark.parametrize(
     ("text", "intent"),
     [
@@ -283,6 +317,39 @@ def test_look_alikes_carry_no_argument(text: str) -> None:
         # Asked to say the last thing again.
         ("can you say that again", None),
         ("what was it you just said", None),
+        # Whether someone's birthday or an event falls on a day: the user's calendar's to say.
+        ("is it true that rosa's birthday is on june second", "find"),
+        ("june second is rosa's birthday right", "find"),
+        ("is the quiz night event on the tenth of this month true", "find"),
+        ("is it true that christmas is on december 25th", None),
+        # A reminder asked for at a time, or of "that", is a command; the day's reminders a read.
+        ("remind me of my nine o'clock call by half eight", None),
+        ("remind me about my flight two hours before", None),
+        ("remind me of that", None),
+        ("remind me of my appointments tomorrow", "schedule"),
+        ("is there any pending reminder", "schedule"),
+        # Words for others, a list to start, the events of a place.
+        ("reply to everyone that i'm stuck in traffic", None),
+        ("new grocery list", None),
+        ("is there any event around", None),
+        # Orders and requests that a read's words would claim first.
+        ("start me a fresh list", None),
+        ("fresh list", None),
+        ("my new camping gear list", None),
+        ("tell me when it's half past four", None),
+        ("i'd like to hear that part again.", None),
+        ("which festivals might we enjoy to attend", None),
+        ("concerts we might want to go to this week", None),
+        # Events at a place no zone list knows; a time or the calendar is not a place.
+        ("show me the upcoming shows in the twin villages", None),
+        ("show me events in the coming week", "agenda"),
+        ("what's on my list again", "list"),
+        # When an event starts, or its day; never when it ends, which the records do not hold.
+        ("what time does the book club dinner start tonight", "find"),
+        ("which day is the dentist appointment on", "find"),
+        ("when does my shift end", None),
+        # Events asked of some hours, without "my".
+        ("are there any appointments between one and three", "schedule"),
     ],
 )
 def test_requests_in_their_own_words(text: str, intent: str | None) -> None:
