@@ -1,6 +1,6 @@
 """One voice connection: microphone frames in, the conversation in the middle, speech out.
 
-The connection joins four parts by queues of typed frames, and holds nothing else of them:
+The connection joins five parts by queues of typed frames, and holds nothing else of them:
 
 - **hearing** (`bot.voice.hearing`) reads the microphone and reports what it found on its
   `events` queue (`_listen` reads them): the user speaking, a likely voice over Annie's
@@ -11,21 +11,25 @@ The connection joins four parts by queues of typed frames, and holds nothing els
   inbox (`bot.turn.inbox`: the user's message, a barge-in, the budget reached, the first
   sound out, a gap to say reminders in) and says everything on one outbox (`_converse` reads
   it): each turn's events, closed by `AnswerClosed`, and what comes between turns;
+- **what is said** (`bot.voice.saying.Saying`) takes each turn's events from the conversation
+  as frames (`Begin`, the events, `AnswerClosed`; `Flush` drops a turn at once) and puts on
+  its `frames` queue (`_from_saying` reads them) the pieces to say within the spoken budget
+  (`bot.voice.aloud`: code, lists and links stay on the page), each turn's end, and `Enough`
+  for the conversation once the budget is reached;
 - **audio out** (`bot.voice.audio_out.SpeechOut`: Piper → 48 kHz → the paced track) takes
-  what is said (`bot.voice.aloud`: the spoken budget; code, lists and links stay on the page)
-  as frames (`Say`, `EndOfAnswer`; `Flush`, `Pause`, `Resume` act at once) and reports on
-  its `events` queue (`_from_speech` reads them): a turn's first frame out, what was heard of
-  a flushed turn (`Delivered`), a turn's speech over (`Played`);
+  those pieces as frames (`Say`, `EndOfAnswer`; `Flush`, `Pause`, `Resume` act at once) and
+  reports on its `events` queue (`_from_speech` reads them): a turn's first frame out, what
+  was heard of a flushed turn (`Delivered`), a turn's speech over (`Played`);
 - **the page's data channel** (`bot.voice.page_channel`) posts frames (`_from_page` reads
   them): typed text takes the same path as a heard turn without the recognizer, and so do the
   page's Approve and Deny buttons (a typed "yes" or "no"); the stop button interrupts.
 
-Events go to the page unchanged. A new turn interrupts the one in flight. On barge-in audio
-out is flushed (silent at its next 20 ms frame) and answers with what was actually heard,
-which the conversation is told (`Interrupt`); it stops generating, and cancels a turn that
-does not wind down in time. Reminders that fall due are said at the next gap, which
-`GapWaiter` finds from the changes it is told of. Closing the connection closes the
-conversation, which persists it (tier 3).
+Events go to the page unchanged. A new turn interrupts the one in flight. On barge-in what
+is said and audio out are flushed (silent at its next 20 ms frame); audio out answers with
+what was actually heard, which the conversation is told (`Interrupt`); it stops generating,
+and cancels a turn that does not wind down in time. Reminders that fall due are said at the
+next gap, which `GapWaiter` finds from the changes it is told of. Closing the connection
+closes the conversation, which persists it (tier 3).
 """
 
 from __future__ import annotations
@@ -66,10 +70,8 @@ from bot.turn.inbox import (
     UserActive,
     UserMessage,
 )
-from bot.voice.aloud import for_turn
 from bot.voice.audio_out import (
     Delivered,
-    EndOfAnswer,
     FirstFrameOut,
     Flush,
     Pause,
@@ -79,7 +81,6 @@ from bot.voice.audio_out import (
     SpeechOut,
     UtteranceTiming,
 )
-from bot.voice.chunker import SentenceChunker
 from bot.voice.heard import (
     BargeInHeard,
     OutputPause,
@@ -91,6 +92,7 @@ from bot.voice.heard import (
 from bot.voice.hearing import Hearing
 from bot.voice.page_channel import PageChannel, StopPressed, Typed
 from bot.voice.prepared import PreparedVoice, Preparer
+from bot.voice.saying import Begin, Saying
 from bot.voice.timing import MetricsSink, TurnClock
 from bot.voice.types import (
     AnswerInFlight,
@@ -158,7 +160,9 @@ class VoiceSession:
         self.hearing = Hearing(
             settings, stt, vad, stats=self.stats, end_of_turn=end_of_turn, words=words
         )
-        # Audio out; every frame it sends flows back to hearing (the echo reference).
+        # What is said of each answer, and audio out; every frame audio out sends flows back
+        # to hearing (the echo reference).
+        self.saying = Saying(settings.speech)
         self.speech = SpeechOut(self.tts, echo=self.hearing.sent)
         self.output = self.speech.track  # for the peer connection, and its counters
         self._output_paused = False  # audio out was told to `Pause`, not yet to play on
@@ -171,6 +175,7 @@ class VoiceSession:
         self.reminders_spoken: list[tuple[str, float]] = []  # (turn id, wall time of 1st frame)
         self._listening = self._spawn(self._listen())
         self._conversing = self._spawn(self._converse())
+        self._spawn(self._from_saying())
         self._spawn(self._from_speech())
         self._spawn(self._from_page())
 
@@ -283,9 +288,9 @@ class VoiceSession:
                 self._begin(text, clock, tool_choice)
 
     def _begin(self, text: str, clock: TurnClock, tool_choice: str | None) -> None:
-        # What is said: the spoken budget, no code or lists read out; the page gets it all.
-        active = AnswerInFlight(clock, for_turn(self.settings.speech, clock.source))
+        active = AnswerInFlight(clock)
         self._open[clock.turn_id] = active
+        self.saying.send(Begin(clock.turn_id, clock.source))
         self._set_active(active)
         self.send(VoiceActivity("thinking", clock.turn_id))
         clock.started = time.monotonic()
@@ -296,8 +301,7 @@ class VoiceSession:
         """The turn's answer to its last frame; what it was, once it ends."""
         clock = active.clock
         try:
-            await active.closed.wait()  # every event of the turn has come
-            self.speech.send(EndOfAnswer(clock.turn_id))
+            await active.closed.wait()  # every piece of the turn is on its way to audio out
             await active.played.wait()
             if active.interrupted:
                 # Audio out answers every flush with what was heard: wait for it.
@@ -307,6 +311,7 @@ class VoiceSession:
             raise
         finally:
             self._open.pop(clock.turn_id, None)
+            self.saying.send(Flush(clock.turn_id))  # a turn cancelled before it closed
             # Idle-time work waited for the first sound; there will be none after this.
             self.line.send(Sounding())
             clock.interrupted = active.interrupted
@@ -380,7 +385,7 @@ class VoiceSession:
             self.ahead.prepared(event.text, event.spoken)
             return
         if isinstance(event, AnswerClosed):
-            self._close_answer(event.turn_id)
+            self.saying.send(event)
             return
         if isinstance(event, Notice):
             return
@@ -394,37 +399,27 @@ class VoiceSession:
         elif turn is not None:
             self._observe(event, turn)
         self.send(event)
-        if turn is None or turn.interrupted:
-            return
-        spoken = turn.spoken
-        if isinstance(event, ReminderEvent):
-            chunker = SentenceChunker()
-            self._say(turn, [*chunker.feed(event.text + " "), *chunker.flush()])
-        elif spoken is None:
-            return
-        elif isinstance(event, TextDelta):
-            self._say(turn, spoken.feed(event.text))
-            if spoken.cut is not None and not turn.budget_reached:
-                # The budget is reached (or it repeats itself): stop generating; the text up
-                # to the cut is the finished answer.
-                turn.budget_reached = True
-                self.line.send(Enough(turn.clock.turn_id, spoken.cut.kept, spoken.cut.reason))
-        elif isinstance(event, StateAnswer) or (isinstance(event, TurnDone) and event.failed):
-            # A failed model turn is said aloud too: the user is not left in silence.
-            said = event.spoken if isinstance(event, StateAnswer) else ""
-            self._say(turn, spoken.say(said or event.text))
+        self.saying.send(event)  # it says nothing of a turn not begun there, or flushed
 
-    def _say(self, turn: AnswerInFlight, pieces: list[str]) -> None:
-        for piece in pieces:
-            self.speech.send(Say(turn.clock.turn_id, piece))
+    # --- what is said -------------------------------------------------------------------------
 
-    def _close_answer(self, turn_id: str) -> None:
-        turn = self._open.get(turn_id)
-        if turn is None:
-            return
-        if not turn.interrupted and turn.spoken is not None:
-            self._say(turn, turn.spoken.flush())
-        turn.closed.set()
+    async def _from_saying(self) -> None:
+        """What is said, in order: pieces and each turn's end to audio out (never a piece of a
+        turn interrupted since), the budget reached to the conversation."""
+        while True:
+            frame = await self.saying.frames.get()
+            turn = self._open.get(frame.turn_id)
+            if isinstance(frame, Enough):
+                # Stop generating; the text up to the cut is the finished answer.
+                self.line.send(frame)
+            elif turn is None:
+                continue  # a turn over (or never begun here): nothing of it is said
+            elif isinstance(frame, Say):
+                if not turn.interrupted:
+                    self.speech.send(frame)
+            else:  # its end, interrupted or not: audio out closes the utterance
+                self.speech.send(frame)
+                turn.closed.set()
 
     def _observe(self, event: Event, active: AnswerInFlight) -> None:
         active.clock.observe(event)
@@ -463,6 +458,7 @@ class VoiceSession:
         active.interrupted = True
         active.interrupted_at = time.monotonic()
         active.interrupt_reason = reason
+        self.saying.send(Flush(active.clock.turn_id))  # nothing more of it is said
         self.speech.send(Flush(active.clock.turn_id))  # silent from the next 20 ms frame
         self._output_paused = False  # a flush plays on: the next answer starts from its start
         self._tell_hearing()
@@ -526,6 +522,7 @@ class VoiceSession:
         clock = TurnClock(turn_id=new_turn_id(), source="reminder", origin=time.monotonic())
         active = AnswerInFlight(clock)
         self._open[clock.turn_id] = active
+        self.saying.send(Begin(clock.turn_id, clock.source))
         self._set_active(active)
         self.line.send(SayReminders(clock.turn_id))
         active.task = self._spawn(self._speak(active))

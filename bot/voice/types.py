@@ -3,7 +3,7 @@
 `Line` is the conversation as the voice connection sees it: one inbox (`send`, with the
 commands of `bot.turn.inbox`) and one outbox of events; the voice holds nothing else of it.
 `AnswerInFlight` is one answer from its start to its last audible frame: the conversation's
-events for it, what is said of it, what audio out reported of its speech (the frames of
+events for it, what audio out reported of its speech (the frames of
 `bot.voice.audio_out`), whether it was interrupted; `Answering` is the frame that tells hearing
 whether an answer is in progress and since when it is audible (hearing tells the user's voice
 from Annie's by it). `VoiceStats` keeps every turn's clock and every barge-in
@@ -20,7 +20,6 @@ from typing import Any, Protocol
 
 from bot.turn.events import Event, TurnDone
 from bot.turn.inbox import Command
-from bot.voice.aloud import SpokenAnswer
 from bot.voice.audio_out import UtteranceTiming
 from bot.voice.timing import TurnClock
 
@@ -60,8 +59,6 @@ class AnswerInFlight:
     announcement), from its start until its last audible frame."""
 
     clock: TurnClock
-    # What is said of the answer (the spoken budget; None for a reminder's announcement).
-    spoken: SpokenAnswer | None = None
     task: asyncio.Task[None] | None = None
     interrupted: bool = False
     # When and why it was interrupted; what the user heard comes back from audio out.
@@ -76,8 +73,7 @@ class AnswerInFlight:
     pieces: int = 0
     played: asyncio.Event = field(default_factory=asyncio.Event)
     done: TurnDone | None = None  # the session's TurnDone, once it came
-    budget_reached: bool = False  # the conversation was told `Enough`
-    # Set at the turn's `AnswerClosed`: every event of it has come.
+    # Set at the turn's `EndOfAnswer`: every piece of it is on its way to audio out.
     closed: asyncio.Event = field(default_factory=asyncio.Event)
 
 
