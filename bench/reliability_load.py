@@ -48,6 +48,8 @@ BARGE_EVERY, BARGE_AT = 7, 3
 RECONNECT_EVERY, RECONNECT_AT = 10, 5
 SAMPLE_EVERY_S = 15.0
 WARM_UP_S = 60.0
+# How long a person listens before pressing stop: the small model rambles for minutes.
+LISTEN_S = 2.5
 REST_READINGS = 8
 
 
@@ -70,13 +72,15 @@ async def run_soak(
     minutes: float,
     warm_up_s: float = WARM_UP_S,
     min_actions: int = 0,
+    listen_s: float = LISTEN_S,
 ) -> dict[str, Any]:
     """The soak's figures: `minutes` of the mix after `warm_up_s` of it, and at least
     `min_actions` actions measured however long they take (ten hold a reconnect, a barge-in and
-    spoken turns on both paths), so a slow machine makes a short soak longer, never thinner."""
+    spoken turns on both paths), so a slow machine makes a short soak longer, never thinner.
+    Each answer is listened to for up to `listen_s`, then stopped."""
     questions = [q for pair in zip(STATE_QUESTIONS, MODEL_QUESTIONS, strict=True) for q in pair]
     clips = [await speech.clip(q) for q in questions]
-    long_clip, stop_clip = await speech.clip(LONG_QUESTION), await speech.clip(INTERRUPTION)
+    barge = _Barge(await speech.clip(LONG_QUESTION), await speech.clip(INTERRUPTION), listen_s)
     got = _Soak()
     client = await connect(server.url)
     try:
@@ -90,7 +94,7 @@ async def run_soak(
         i = 0
         while time.monotonic() - t0 < warm_up_s:
             i += 1
-            client = await _act(i, client, server.url, clips, (long_clip, stop_clip), warm, 0.0)
+            client = await _act(i, client, server.url, clips, barge, warm, 0.0)
         # Both ends are read with no client connected and the server at rest, so that the
         # start and the end compare like with like (a connected peer holds its decoder thread).
         previous = client.session_id
@@ -104,7 +108,7 @@ async def run_soak(
             i += 1
             measured += 1
             at = time.monotonic() - t0
-            client = await _act(i, client, server.url, clips, (long_clip, stop_clip), got, at)
+            client = await _act(i, client, server.url, clips, barge, got, at)
             if time.monotonic() - got.samples[-1][0] - t0 >= SAMPLE_EVERY_S:
                 got.samples.append((time.monotonic() - t0, server.stats()))
         run_s = time.monotonic() - t0
@@ -132,7 +136,7 @@ async def _act(
     client: VoiceClient,
     url: str,
     clips: list[np.ndarray],
-    barge: tuple[np.ndarray, np.ndarray],
+    barge: _Barge,
     got: _Soak,
     at: float,
 ) -> VoiceClient:
@@ -140,16 +144,18 @@ async def _act(
     if i % RECONNECT_EVERY == RECONNECT_AT:
         return await _reconnect(client, url, got)
     if i % BARGE_EVERY == BARGE_AT:
-        await _barge(client, *barge, got)
+        await _barge(client, barge, got)
     else:
-        await _spoken_turn(client, clips[i % len(clips)], got, at)
+        await _spoken_turn(client, clips[i % len(clips)], got, at, barge.listen_s)
     return client
 
 
-async def _spoken_turn(client: VoiceClient, clip: np.ndarray, got: _Soak, at: float) -> None:
+async def _spoken_turn(
+    client: VoiceClient, clip: np.ndarray, got: _Soak, at: float, listen_s: float
+) -> None:
     before = len(client.of_type("latency"))
     try:
-        await turn(client, clip, timeout=120.0, listen_s=2.5)
+        await turn(client, clip, timeout=120.0, listen_s=listen_s)
         got.turns += 1
     except TimeoutError as exc:
         got.failed.append(str(exc)[:160])
@@ -162,10 +168,20 @@ async def _spoken_turn(client: VoiceClient, clip: np.ndarray, got: _Soak, at: fl
     ]
 
 
-async def _barge(client: VoiceClient, long_clip: np.ndarray, stop: np.ndarray, got: _Soak) -> None:
+@dataclass(frozen=True)
+class _Barge:
+    """What a barge-in plays (a question with a long answer, then words over it) and how long
+    any answer is listened to."""
+
+    long_clip: np.ndarray
+    stop: np.ndarray
+    listen_s: float
+
+
+async def _barge(client: VoiceClient, barge: _Barge, got: _Soak) -> None:
     """Ask for a long answer, talk over it once it is being spoken, then let the new turn end."""
     n = len(client.events)
-    client.mic.play(long_clip)
+    client.mic.play(barge.long_clip)
     try:
         await wait(
             client,
@@ -174,7 +190,7 @@ async def _barge(client: VoiceClient, long_clip: np.ndarray, stop: np.ndarray, g
             "the long answer spoken",
         )
         await asyncio.sleep(1.0)
-        await turn(client, stop, timeout=120.0, listen_s=2.5)
+        await turn(client, barge.stop, timeout=120.0, listen_s=barge.listen_s)
     except TimeoutError as exc:
         got.failed.append(str(exc)[:160])
         return

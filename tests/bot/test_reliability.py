@@ -1,7 +1,7 @@
 """The reliability bench in the suite: the real server in a child process, scaled down.
 
-A kill at each of five moments, a one-minute soak, `max_sessions` clients at once, disconnects
-mid-work and every hostile input (10 s of silence instead of ten minutes), each with the
+A kill at each of five moments, a short soak, `max_sessions` clients at once, disconnects
+mid-work and every hostile input (4 s of silence instead of ten minutes), each with the
 targets of issue 13 as assertions. A failure names what was sent and what came back.
 """
 
@@ -67,14 +67,15 @@ async def test_a_kill_at_each_moment_loses_no_completed_turn(
     assert reached == dict.fromkeys(MOMENTS, 1), reached
 
 
-async def test_a_one_minute_soak(tmp_path: Path, speech: Speech) -> None:
+async def test_a_short_soak(tmp_path: Path, speech: Speech) -> None:
     # The suite's short form: the bench's minute of warm-up (half a minute left the thread
-    # pools still growing at its start), then a minute and at least ten actions measured (one
-    # reconnect, one barge-in and turns on both paths at least, however slow the machine).
+    # pools still growing at its start), then at least half a minute and ten actions measured
+    # (one reconnect, one barge-in and turns on both paths at least, however slow the
+    # machine), each answer heard for a second before the stop (the bench listens 2.5 s).
     # Growth over hours is the bench's: `bench reliability --minutes N`.
     with ServerProcess(tmp_path / "soak") as server:
         server.start()
-        s = await run_soak(server, speech, 1.0, min_actions=10)
+        s = await run_soak(server, speech, 0.5, min_actions=10, listen_s=1.0)
     assert s["failed"] == 0, s["failures"]
     assert s["turns"] >= 4 and s["reconnects"] >= 1 and s["barge_ins"] >= 1
     # Resident memory may grow by the saved model states (bounded by models.llm_checkpoints,

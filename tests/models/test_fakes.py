@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
 
@@ -22,7 +21,11 @@ def stat_tuple(stats: CallStats) -> tuple[int, int, int, bool]:
 async def test_scripted_model_matches_the_real_one_turn_by_turn(
     llm: LLM, tokenizer: Tokenizer
 ) -> None:
-    system = {"role": "system", "content": f"You are Annie ({uuid.uuid4().hex[:8]})."}
+    # A fixed prompt no other test uses: the replies are then the same on every run. The
+    # real model keeps the tokens it sampled, which may spell a reply otherwise than the
+    # tokenizer would (one token fewer or more); the scripted one tokenizes the text. With
+    # a prompt drawn afresh each run, a full run at adf7094 sampled such a reply.
+    system = {"role": "system", "content": "You are Annie (the scripted model's twin)."}
     users = ["Hello!", "What is two plus two?", "Thanks."]
 
     async def converse(model: LLM) -> tuple[list[str], list[tuple[int, int, int, bool]]]:

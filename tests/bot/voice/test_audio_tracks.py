@@ -4,7 +4,8 @@ stage of frames, the mic reader."""
 from __future__ import annotations
 
 import asyncio
-import os
+import subprocess
+import sys
 
 import av
 import numpy as np
@@ -265,16 +266,29 @@ def test_frames_are_cut_whole_and_padded() -> None:
 
 
 def test_resampling_starts_no_threads() -> None:
-    def threads() -> int:
-        return len(os.listdir("/proc/self/task"))
+    # Counted in a process of its own: in the suite's process, threads that earlier tests
+    # started come and go on their own (a full run in CI saw one end mid-test).
+    script = """
+import os
+import numpy as np
+from bot.voice.audio_convert import OutputResampler
 
-    before = threads()
-    resamplers = [OutputResampler(22050) for _ in range(5)]
-    tone = (0.3 * np.sin(np.arange(22050) / 10.0)).astype(np.float32)  # one second
-    out = [np.concatenate([r.convert(tone), r.flush()]) for r in resamplers]
-    assert all(o.size == 48000 for o in out)
+def threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+before = threads()
+resamplers = [OutputResampler(22050) for _ in range(5)]
+tone = (0.3 * np.sin(np.arange(22050) / 10.0)).astype(np.float32)  # one second
+out = [np.concatenate([r.convert(tone), r.flush()]) for r in resamplers]
+print(before, threads(), *(o.size for o in out))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    before, after, *sizes = (int(n) for n in done.stdout.split())
+    assert sizes == [48000] * 5
     # PyAV's own resampler starts two libavfilter threads per graph (ten here).
-    assert threads() == before
+    assert after == before, done.stdout
 
 
 def _frames_out(buffer: JitterBuffer, packets: int) -> list[int]:

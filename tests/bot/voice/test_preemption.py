@@ -201,7 +201,10 @@ async def test_a_hybrid_models_prompt_prepared_for_other_words_leaves_no_trace(
             held = qwen35_llm.detokenize(tokens)
             final = [e["text"] for e in client.of_type("transcript") if e["final"]]
             assert len(final) == 1 and "poem" in str(final[0]).lower()
-            # The whole words once, as the turn said them; the first pause's words never alone.
+            # The whole words once, as the turn said them; the first pause's words never alone:
+            # only as often as the recognizer put them in the whole (it may hear "the sea" of
+            # the joined words otherwise).
             assert held.count(str(final[0])) == 1
-            assert held.count("Tell me about the sea") == 1
+            first = "Tell me about the sea"
+            assert held.count(first) == str(final[0]).count(first), final
             await client.close()
