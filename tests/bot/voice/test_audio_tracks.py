@@ -17,7 +17,6 @@ from aiortc.rtp import RtpPacket
 from bot.voice.audio_convert import (
     WEBRTC_FRAME_SAMPLES,
     Int16,
-    OutputResampler,
     frame_rms,
     make_frame,
     split_frames,
