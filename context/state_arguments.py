@@ -79,8 +79,12 @@ _EVENT = (
     r"|party|flight|visit|checkup|check up|practice|rehearsal|date|reservation|booking"
     r"|deadline|review|standup|stand up|sync|catch up|catchup|event|trip|shift|exam|test)"
 )
+# "The evening meeting I have with John": said as the user's by "I have" after the event, and
+# looked up without those words.
+_HELD = r"(?: (?:i|we) (?:have|have got|got|ve got|had))?"
+_HELD_WORDS = re.compile(rf"\b({_EVENT}) (?:i|we) (?:have got|have|got|ve got|had)\b")
 _EVENTS_OWNED = (
-    rf"(?:my|our) [a-z0-9 ]{{1,50}}?|the (?:[a-z0-9]+ ){{0,3}}{_EVENT}"
+    rf"(?:my|our) [a-z0-9 ]{{1,50}}?|the (?:[a-z0-9]+ ){{0,3}}{_EVENT}{_HELD}"
     rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?|(?:a|an|any) (?:[a-z0-9]+ ){{0,2}}{_EVENT}"
     rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?"
 )
@@ -225,9 +229,23 @@ _HOURS_READ = re.compile(
     r"|what do i have|what have i got|what is on|what am i doing|what am i up to"
     r"|(?:is there|are there|anything|any thing)(?: anything| something)?"
     r" (?:on|planned|scheduled|booked|going on|happening)"
-    # Events asked of some hours, without "my": "any events from three to five".
-    r"|(?:(?:if |whether )?(?:is|are) there )?(?:any )?(?:events?|meetings?|appointments?)"
+    # "What's going on from two till four": the hours make it the user's (`hours_asked`
+    # reads no hours in "between the two parties").
+    r"|what is (?:going on|happening|planned|scheduled|booked)(?: today| tomorrow| tonight)?"
+    r"(?= (?:between|from)\b)"
+    # Events asked of some hours, without "my": "any events from three to five", "if there
+    # are meetings between two and four".
+    r"|(?:(?:if |whether )?(?:is|are) there |(?:if|whether) there (?:is|are) )?(?:any )?"
+    r"(?:events?|meetings?|appointments?)"
     r"(?: happening| on| scheduled| planned| booked)?(?= (?:between|from)\b))\b"
+)
+
+# How full a day is: "do I have a busy day today", "is it a quiet day tomorrow", "am I having
+# a packed Friday" (without a day, today's).
+_BUSY = re.compile(
+    r"(?:do i have|have i got|will i have|is it|will it be|am i having|is it going to be)"
+    r" (?:a |an )?(?:busy|full|packed|heavy|hectic|light|quiet|free|long|big|easy|slow)"
+    r" (?:day|one|schedule)(?: (?:on |for )?(?P<when>[a-z0-9 ]+))?"
 )
 
 
@@ -556,7 +574,7 @@ def argued(core: str) -> Argued | None:
     for rule in LOOKUP:
         m = rule.fullmatch(core)
         if m is not None:
-            item = _clean(_OWNER.sub(r"\1's ", m.group("item")))
+            item = _clean(_HELD_WORDS.sub(r"\1", _OWNER.sub(r"\1's ", m.group("item"))))
             # When something arrives ("my order", "my train") may be a shop's or a timetable's
             # to say: the records answer only where one holds it.
             arriving = _ARRIVING.search(item)
@@ -587,6 +605,14 @@ def argued(core: str) -> Argued | None:
             span = span_named(m.group("when"), today)
             if span is not None:
                 return Argued("agenda", item=span.phrase)
+    busy = _BUSY.fullmatch(core)
+    if busy is not None:
+        when = busy.group("when") or "today"
+        if _WEEK_WORDS.fullmatch(when):
+            return Argued("schedule", day=when)
+        on = day_named(when, today)
+        if on is not None:
+            return Argued("agenda", item=on.isoformat())
     if date_phrase(core, _now()) is not None:
         return Argued("dates")
     hours_read = _HOURS_READ.match(_ASKING.sub("", core)) and not _EVENT_CHANGE.search(core)

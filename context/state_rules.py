@@ -94,16 +94,29 @@ def _reminder_asked(text: str) -> bool:
 
 def _not_a_read(text: str, core: str) -> bool:
     """Orders and requests that some read's words would otherwise claim, checked before any
-    rule: a reminder at a time, a new list, being told when a time comes, a recommendation, and
-    hearing the last thing again (read in the plain words: normalizing drops "again" as a
+    rule: a reminder at a time, a new list, being told when a time comes, a recommendation, a
+    sum, and hearing the last thing again (read in the plain words: normalizing drops "again" as a
     filler, "I need to hear again")."""
     plain = plain_words(text)
     return (
         _reminder_asked(text)
         or _NEW_LIST.search(core) is not None
         or _RECOMMEND.search(core) is not None
+        or _ARITHMETIC.search(core) is not None
         or any(p.search(plain) is not None for p in (_TELL_WHEN, _SAY_AGAIN))
     )
+
+
+# Sums: "what is ten times ten" (a recognizer's "nine time ten") holds a time read's words.
+_NUMBER = (
+    r"(?:\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+    r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty"
+    r"|seventy|eighty|ninety|hundred|thousand)"
+)
+_ARITHMETIC = re.compile(
+    rf"\b{_NUMBER} (?:times|time|multiplied by|divided by|plus|minus|squared|cubed)"
+    rf"(?: {_NUMBER}|$)"
+)
 
 
 # Asking for a judgement ("what should I tackle first", "what would you do if you were me") or

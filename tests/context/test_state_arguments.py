@@ -77,6 +77,8 @@ def test_when_is_my_event(seeded: Store, settings: Settings) -> None:
     assert result.text.startswith("Meeting with Ann, tomorrow at"), result.text
     asked = resolver.resolve("is the meeting with Ann today", now=_now())
     assert asked is not None and asked.text.startswith("Not today: meeting with Ann, tomorrow")
+    held = resolver.resolve("what time is the meeting I have with Ann", now=_now())
+    assert held is not None and held.text.startswith("Meeting with Ann, tomorrow at"), held.text
 
 
 def test_a_day_named_by_weekday_or_date_is_checked_against_the_record(
@@ -350,6 +352,18 @@ def test_days_said_of_this_month_or_as_a_month_and_a_number(
         ("when does my shift end", None),
         # Events asked of some hours, without "my".
         ("are there any appointments between one and three", "schedule"),
+        ("whether there are meetings from ten to noon", "schedule"),
+        ("what's happening between one and three", "schedule"),
+        ("what's happening between the two leaders", None),
+        # An event said as the user's by "I have" after it.
+        ("when is the lunch i have with priya", "find"),
+        # How full a day is.
+        ("am i having a packed day tomorrow", "schedule"),
+        ("do i have a quiet one on saturday", "agenda"),
+        ("is it a busy day for the airports", None),
+        # Sums hold a time read's words.
+        ("what is twelve times four", None),
+        ("what's eight time six", None),
     ],
 )
 def test_requests_in_their_own_words(text: str, intent: str | None) -> None:
@@ -486,6 +500,8 @@ def test_words_that_name_no_span_of_days_are_none(phrase: str) -> None:
         ("what do I have after 5 tomorrow", "dinner@t"),
         ("anything on tomorrow before noon", "dentist@t"),
         ("any meetings tomorrow between 9 and 11 in the morning", "dentist@t"),
+        ("let me know if there are any events from 2 to 4 tomorrow", "standup@t"),
+        ("what's going on tomorrow from five until seven", "dinner@t"),
     ],
 )
 def test_the_hours_asked_narrow_a_day_s_schedule(
