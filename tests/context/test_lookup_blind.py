@@ -42,6 +42,7 @@ FLOORS = {
     "lookup_blind8": 0.70,
     "lookup_blind9": 0.70,
     "lookup_blind10": 0.59,
+    "lookup_blind11": 0.71,
 }
 
 
