@@ -473,7 +473,9 @@ _ALARM_READ = re.compile(
 _NOT_PLACE = re.compile(
     r"^(?:the )?(?:morning|afternoon|evening|night|day|future|past|meantime|meanwhile"
     r"|general|total|minutes?|hours?|seconds?|a row|my (?:day|week)|time|all|work|home"
-    r"|school)\b"
+    r"|school"
+    # An hour is not a place: "what's the time at ten" (the city table holds a "Ten").
+    r"|\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight)\b"
 )
 # Goodbyes and thanks close a conversation: never a status question, whatever the classifier
 # makes of a short "later" or "signing off".

@@ -309,6 +309,7 @@ def test_days_said_of_this_month_or_as_a_month_and_a_number(
         ("switch my time zone to tokyo", None),  # sets the device's clock
         ("convert this to euros", None),
         ("what is the time in this city", "time"),  # the local clock, asked as a place
+        ("what's the time at ten", None),  # an hour, though the city table holds a "Ten"
         ("tell me the time in my time zone", "time"),
         # What goes on at a place is the world's, unless the user asks of their own.
         ("any concerts near me tomorrow", None),
