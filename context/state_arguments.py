@@ -26,7 +26,7 @@ from context.clocks import (
     span_named,
     zones_for,
 )
-from context.state_vocab import NUMBERS, Intent
+from context.state_vocab import HOUR_WORD, NUMBERS, Intent
 
 # Where an item may be looked for: the one to-do list, the reminders, the schedule.
 _LIST = r"(?:todo list|todo|todos|task list|tasks|list|list of things todo)"
@@ -475,7 +475,7 @@ _NOT_PLACE = re.compile(
     r"|general|total|minutes?|hours?|seconds?|a row|my (?:day|week)|time|all|work|home"
     r"|school"
     # An hour is not a place: "what's the time at ten" (the city table holds a "Ten").
-    r"|\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight)\b"
+    rf"|{HOUR_WORD})\b"
 )
 # Goodbyes and thanks close a conversation: never a status question, whatever the classifier
 # makes of a short "later" or "signing off".

@@ -25,7 +25,7 @@ from context.intent_specs import BY_NAME, SPECS, Match
 from context.mood_rules import mood_question
 from context.normalize import normalize, plain_words
 from context.state_arguments import argued, farewell, loose_argued, somewhere
-from context.state_vocab import INTENTS, Day, Intent, day_word
+from context.state_vocab import HOUR_WORD, INTENTS, Day, Intent, day_word
 from context.user_name import name_question
 
 if TYPE_CHECKING:
@@ -60,16 +60,12 @@ _ELSEWHERE = re.compile(
 # "Remind me of my twelve o'clock meeting by half eleven" asks for a reminder at a time, not
 # the schedule read that "remind me of my meetings tomorrow" is. Read before normalizing, which
 # takes "remind me of" as an opener.
-_HOUR_WORD = (
-    r"(?:\d{1,2}(?::\d{2})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-    r"|noon|midday|midnight)"
-)
 _REMIND_AT = re.compile(
     r"\bremind me (?:of|about) (?:this|that|it)\b"
     r"|\bremind me (?:of|about) .+ (?:(?:by|at|before|around) (?:half |quarter )?"
-    rf"{_HOUR_WORD}\b|(?:an?|\d+|{_HOUR_WORD}|half an?) (?:minutes?|hours?|days?)"
+    rf"{HOUR_WORD}\b|(?:an?|\d+|{HOUR_WORD}|half an?) (?:minutes?|hours?|days?)"
     r" (?:before|early|ahead|beforehand|in advance)"
-    rf"|in (?:an?|\d+|{_HOUR_WORD}) (?:minutes?|hours?))"
+    rf"|in (?:an?|\d+|{HOUR_WORD}) (?:minutes?|hours?))"
 )
 
 
