@@ -23,8 +23,10 @@ from testkit.reliability import (
     MODEL_QUESTIONS,
     STATE_QUESTIONS,
     ServerProcess,
+    new_done,
     no_sessions,
     turn,
+    turns_heard,
     wait,
 )
 
@@ -46,8 +48,11 @@ async def _drop(server: ServerProcess, case: str) -> dict[str, Any]:
     n = len(client.events)
     if case == "compaction":
         await fill(client)
+    seen = turns_heard(client)
     sign = _start(client, case, n)
-    answered = _seen(n, "assistant_done") if case == "tool_call" else (lambda c: False)
+    # The state turn, if still being spoken, ends (interrupted) as this one starts: only this
+    # turn's own assistant_done ends the wait.
+    answered = (lambda c: new_done(c, seen)) if case == "tool_call" else (lambda c: False)
     with contextlib.suppress(TimeoutError):
         # A model that answers without calling a tool ends the wait: "not reached".
         await wait(client, lambda c: sign(c) or answered(c), 300.0, f"mid-{case}")

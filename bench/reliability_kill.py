@@ -31,8 +31,10 @@ from testkit.reliability import (
     ServerProcess,
     Speech,
     connect,
+    new_done,
     pct,
     turn,
+    turns_heard,
     wait,
 )
 
@@ -56,16 +58,16 @@ async def fill(client: VoiceClient) -> None:
     is cancelled; the pasted text stays in the conversation), so a fill costs the prefill, not
     the small model's rambling answer. The last turn ends past tier 2: tier 2 runs after it."""
     for piece in FILLERS:
-        n = len(client.events)
+        seen = turns_heard(client)
         client.send_text(piece)
-        started = _after(n, "assistant_delta", "assistant_done")
-        await wait(client, started, 300.0, "the pasted notes' answer")
+        await wait(client, _new(seen, "assistant_delta", "assistant_done"), 300.0, "the answer")
         client.send({"type": "interrupt"})
-        await wait(client, _after(n, "assistant_done"), 60.0, "the stopped answer")
+        await wait(client, _new(seen, "assistant_done"), 60.0, "the stopped answer")
 
 
-def _after(n: int, *kinds: str) -> Any:
-    return lambda c: any(e.get("type") in kinds for e in c.events[n:])
+def _new(seen: set[str], *kinds: str) -> Any:
+    """An event of `kinds` from a turn not in `seen` (the turn before may still be ending)."""
+    return lambda c: any(e.get("type") in kinds and e.get("turn_id") not in seen for e in c.events)
 
 
 @dataclass
@@ -83,6 +85,8 @@ class Kill:
     unremembered: list[str] = field(default_factory=list)
     briefed: bool | None = None  # None: not checked yet (the next start checks it)
     briefing: str = ""
+    # When the moment was not reached: what the client saw instead, event by event.
+    instead: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -136,6 +140,7 @@ async def _one_kill(
 ) -> tuple[Kill, _Killed]:
     answer = await turn(client, rng.choice(STATE_QUESTIONS), listen_s=3.0)
     killed = _Killed(client.session_id, answer["turn_id"], answer["text"])
+    n = len(client.events)
     seen, delay = await _reach(client, moment, rng, clip)
     server.kill9()
     # What the client was told is complete, up to the kill: the turns that must survive it.
@@ -143,6 +148,8 @@ async def _one_kill(
     last = finished[-1] if finished else answer
     killed = _Killed(client.session_id, last["turn_id"], last["text"] or killed.last_text)
     kill = Kill(moment, seen, delay)
+    if not seen:
+        kill.instead = [_shown(e) for e in client.events[n:]]
     kill.told = sorted({e["turn_id"] for e in client.of_type("assistant_done")})
     kill.completed = len(kill.told)
     return kill, killed
@@ -170,11 +177,13 @@ async def _reach(
         client.send_text(rng.choice(MODEL_QUESTIONS))
         sign, delay = after("assistant_delta"), rng.uniform(0.0, 1.0)
     elif moment == "tool_call":
+        before = turns_heard(client)
         client.send({"type": "text", "text": TOOL_REQUEST, "tool": "create_task"})
         sign, delay = after("tool_call"), rng.uniform(0.0, 0.3)
-        # The answer ending first means the model chose not to call a tool.
+        # This turn's answer ending first means no call was made. (The turn before, if its
+        # answer was still being spoken, ends now too: its assistant_done is not this one's.)
         with contextlib.suppress(TimeoutError):
-            await wait(client, lambda c: sign(c) or after("assistant_done")(c), 90.0, "a call")
+            await wait(client, lambda c: sign(c) or new_done(c, before), 300.0, "a call")
         await asyncio.sleep(delay)
         return sign(client), delay
     elif moment == "compaction":
@@ -190,6 +199,13 @@ async def _reach(
         seen = False  # e.g. the small model answered without calling a tool
     await asyncio.sleep(delay)
     return seen, delay
+
+
+def _shown(event: dict[str, Any]) -> str:
+    """One event as a short line: its type and what tells it apart."""
+    keys = ("state", "text", "message", "where", "failed", "interrupted", "path", "name")
+    parts = [f"{k}={str(event[k])[:60]!r}" for k in keys if k in event]
+    return f"{event.get('type')}({', '.join(parts)})"
 
 
 def compacting(n: int) -> Any:
@@ -250,6 +266,7 @@ def _summary(kills: list[Kill], total_s: float) -> dict[str, Any]:
         "briefing_checked": len(checked),
         "briefing_carried": sum(1 for k in checked if k.briefed),
         "briefing_misses": [k.briefing[:200] for k in checked if not k.briefed][:3],
+        "not_reached": {k.moment: k.instead[-20:] for k in kills if not k.seen},
         "restart_s_p50": pct([k.restart_s for k in kills], 50),
         "restart_s_p95": pct([k.restart_s for k in kills], 95),
         "per_kill_s": round(total_s / max(1, len(kills)), 1),

@@ -266,7 +266,14 @@ def done_turns(client: VoiceClient) -> list[dict[str, Any]]:
     return client.of_type("assistant_done")
 
 
-def _new_done(client: VoiceClient, seen: set[str]) -> dict[str, Any] | None:
+def turns_heard(client: VoiceClient) -> set[str]:
+    """Every turn the client has heard of so far."""
+    return {e["turn_id"] for e in client.events if e.get("turn_id")}
+
+
+def new_done(client: VoiceClient, seen: set[str]) -> dict[str, Any] | None:
+    """The first assistant_done of a turn not in `seen`. A turn still being spoken when the
+    next one starts sends a second assistant_done (interrupted) of its own: not this one's."""
     return next((e for e in done_turns(client) if e["turn_id"] not in seen), None)
 
 
@@ -290,12 +297,12 @@ async def turn(
     client presses stop, since the small model can ramble for minutes of speech."""
     # Every turn heard of so far: one still running ends (interrupted, often with no text)
     # before this one's answer comes.
-    seen = {e["turn_id"] for e in client.events if e.get("turn_id")}
+    seen = turns_heard(client)
     if isinstance(said, str):
         client.send_text(said)
     else:
         client.mic.play(said)
-    done = await wait(client, lambda c: _new_done(c, seen), timeout, "an answer")
+    done = await wait(client, lambda c: new_done(c, seen), timeout, "an answer")
     turn_id = done["turn_id"]
     with contextlib.suppress(TimeoutError):
         await wait(client, lambda c: _idle(c, turn_id), listen_s, "the answer spoken")

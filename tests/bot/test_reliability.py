@@ -64,7 +64,7 @@ async def test_a_kill_at_each_moment_loses_no_completed_turn(
     assert k["briefing_checked"] == len(MOMENTS)
     assert k["briefing_carried"] == k["briefing_checked"], k["briefing_misses"]
     reached = {m: v["reached"] for m, v in k["by_moment"].items()}
-    assert reached == dict.fromkeys(MOMENTS, 1), reached
+    assert reached == dict.fromkeys(MOMENTS, 1), (reached, k["not_reached"])
 
 
 async def test_a_short_soak(tmp_path: Path, speech: Speech) -> None:
