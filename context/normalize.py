@@ -88,6 +88,13 @@ _SLIPS: list[tuple[re.Pattern[str], str]] = [
 ]  # fmt: skip
 
 
+# Verbs that ask to be shown something, said as the one the rules know: "display my reminders",
+# "bring up my calendar" ask what "show my reminders" asks. Only at the start, where they are the
+# request's own verb ("how do I bring up a teenager" is not one). ("Pull up" is in the
+# classifier's examples as said, so it stays as said.)
+_SHOW = re.compile(r"^(?:display|bring up)\b")
+
+
 # Letters NFKD does not take apart into a base letter and a mark.
 _LETTERS = str.maketrans({"ð": "d", "þ": "th", "æ": "ae", "ø": "o", "ß": "ss", "ł": "l", "œ": "oe"})
 
@@ -122,4 +129,4 @@ def normalize(text: str) -> str:
         prev = low
         low = _OPENERS.sub("", low).strip()
         low = _CLOSERS.sub("", low).strip()
-    return low
+    return _SHOW.sub("show", low)

@@ -50,6 +50,8 @@ STATUS_QUESTIONS = [
     ("What's coming up?", "schedule"),
     ("What's next on my calendar?", "schedule"),
     ("What does tomorrow's schedule look like?", "schedule"),
+    ("Display my reminders", "schedule"),
+    ("Bring up my to-do list", "list"),
     ("What time is it?", "time"),
     ("Annie, what's the time?", "time"),
     ("Do you have the time?", "time"),
@@ -117,4 +119,6 @@ NEAR_MISSES = [
     "Is the rent due tomorrow?",
     "What is due on the invoice?",
     "Is there anything pending on the server?",
+    "Display the weather for the weekend",
+    "How do I bring up a teenager?",
 ]
