@@ -22,6 +22,8 @@ from models.base import ModelError
 
 # The rendered checkpoint's share of the window before descriptive fields are shortened.
 CAP_FRACTION = 0.2
+# A goal cut to fit keeps this many characters.
+_GOAL_KEPT = 60
 _local_ids = itertools.count(1)
 
 
@@ -116,8 +118,10 @@ class CheckpointWriter:
                 cp.attempts.remove(next(a for a in cp.attempts if not a.failed))
             elif cp.summary:
                 cp.summary = ""
-            elif len(cp.goal) > 60:
-                cp.goal = cp.goal[:60] + "…"
+            elif len(cp.goal) > _GOAL_KEPT + 1:
+                # Cut once: the cut goal is _GOAL_KEPT characters and "…" (one more), so it
+                # is never cut again (a test of `> _GOAL_KEPT` looped for ever on it).
+                cp.goal = cp.goal[:_GOAL_KEPT] + "…"
             else:
                 break  # only protected entries left: they stay whatever they cost
         return cp

@@ -11,15 +11,23 @@ tier 2 is in test_real_model.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from bot.turn.events import TurnDone
+from compaction.checkpoint import render
 from compaction.events import CompactionEvent
+from compaction.hooks import HookInputs
+from compaction.protected import LogEntry
 from compaction.summarize import INSTRUCTIONS
+from compaction.writer import CheckpointWriter
+from config import Settings
+from context.ledger import Ledger
 from models import Tokenizer
 from models.fakes import ScriptedLLM
 from tests.bot.conftest import collect, make_runtime
+from tests.compaction.conftest import RESERVE, WINDOW
 
 PASTE = "Here are my garden notes, please keep them in mind. " + " ".join(
     f"Item {i}: the tomatoes in bed {i} need water every {i % 3 + 1} days and the roses by "
@@ -66,3 +74,20 @@ async def test_a_forced_summary_is_kept_to_the_room_the_waiting_call_leaves(
     summary = next(i for i in session.conv.items if i.kind == "summary")
     assert "Keep the garden club" in summary.content  # the checkpoint, shortened, not dropped
     await runtime.close()
+
+
+async def test_a_long_goal_in_a_room_too_small_for_it_is_cut_once_and_the_fit_ends(
+    settings: Settings, tokenizer: Tokenizer
+) -> None:
+    # With no summary, questions, decisions or attempts left to drop, the goal (here the
+    # user's long first request) is cut. Its cut form was once cut again and again: the fit
+    # never ended and held the event loop (seen in a warm-up test on the small model).
+    ledger = Ledger(tokenizer, window=WINDOW, output_reserve_tokens=RESERVE)
+    writer = CheckpointWriter(HookInputs(settings, "sess-1", ledger))
+    asked = "Please keep track of " + "the watering rota for every bed in the garden, " * 4
+    entries = [LogEntry("ev-1", "user", asked), LogEntry("ev-2", "assistant", "Noted.")]
+    # (A fit that never ends holds the loop: pytest's own timeout is what fails it then.)
+    cp = await writer.next_checkpoint(entries, cancel=asyncio.Event(), use_model=False, room=5)
+    assert cp.goal == asked[:60] + "…"
+    assert cp.summary == ""  # dropped before the goal was cut
+    assert ledger.count(render(cp)) > 5  # what is left stays, whatever it costs
