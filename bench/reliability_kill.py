@@ -32,6 +32,7 @@ from testkit.reliability import (
     Speech,
     connect,
     new_done,
+    new_event,
     pct,
     turn,
     turns_heard,
@@ -53,6 +54,10 @@ FILLERS = [
 ]
 
 
+# A turn has begun answering: its first words, or its end.
+_BEGUN = ("assistant_delta", "assistant_done")
+
+
 async def fill(client: VoiceClient) -> None:
     """Paste the notes, one turn each. Each answer is stopped at its first words (generation
     is cancelled; the pasted text stays in the conversation), so a fill costs the prefill, not
@@ -60,14 +65,10 @@ async def fill(client: VoiceClient) -> None:
     for piece in FILLERS:
         seen = turns_heard(client)
         client.send_text(piece)
-        await wait(client, _new(seen, "assistant_delta", "assistant_done"), 300.0, "the answer")
+        # Events of this turn only: the turn before may still be ending (`new_event`).
+        await wait(client, lambda c, s=seen: new_event(c, s, *_BEGUN), 300.0, "the answer")
         client.send({"type": "interrupt"})
-        await wait(client, _new(seen, "assistant_done"), 60.0, "the stopped answer")
-
-
-def _new(seen: set[str], *kinds: str) -> Any:
-    """An event of `kinds` from a turn not in `seen` (the turn before may still be ending)."""
-    return lambda c: any(e.get("type") in kinds and e.get("turn_id") not in seen for e in c.events)
+        await wait(client, lambda c, s=seen: new_done(c, s), 60.0, "the stopped answer")
 
 
 @dataclass

@@ -81,8 +81,9 @@ _EVENT = (
 )
 # "The evening meeting I have with John": said as the user's by "I have" after the event, and
 # looked up without those words.
-_HELD = r"(?: (?:i|we) (?:have|have got|got|ve got|had))?"
-_HELD_WORDS = re.compile(rf"\b({_EVENT}) (?:i|we) (?:have got|have|got|ve got|had)\b")
+_HAVE = r"(?:i|we) (?:have got|have|got|ve got|had)"
+_HELD = rf"(?: {_HAVE})?"
+_HELD_WORDS = re.compile(rf"\b({_EVENT}) {_HAVE}\b")
 _EVENTS_OWNED = (
     rf"(?:my|our) [a-z0-9 ]{{1,50}}?|the (?:[a-z0-9]+ ){{0,3}}{_EVENT}{_HELD}"
     rf"(?: (?:with|for|at|about) [a-z0-9 ]{{1,30}}?)?|(?:a|an|any) (?:[a-z0-9]+ ){{0,2}}{_EVENT}"

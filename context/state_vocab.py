@@ -59,13 +59,13 @@ COMMON = _words(
     provide display contain contains specific correct actual exact refresh
     """
 )
-# Numbers, clock words and the calendar's names: a time, a day or a count is a slot, never
-# what a question is about.
 # An hour as said: "ten", "10:30", "noon" (a reminder's time; never a place).
 HOUR_WORD = (
     r"(?:\d{1,2}(?::\d{2})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     r"|noon|midday|midnight)"
 )
+# Numbers, clock words and the calendar's names: a time, a day or a count is a slot, never
+# what a question is about.
 NUMBERS = _words(
     """
     zero six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen

@@ -271,10 +271,19 @@ def turns_heard(client: VoiceClient) -> set[str]:
     return {e["turn_id"] for e in client.events if e.get("turn_id")}
 
 
+def new_event(client: VoiceClient, seen: set[str], *kinds: str) -> dict[str, Any] | None:
+    """The first event of `kinds` from a turn not in `seen`. A turn still being spoken when
+    the next one starts ends then, with events of its own (a second assistant_done,
+    interrupted): they are not the new turn's."""
+    return next(
+        (e for e in client.events if e.get("type") in kinds and e.get("turn_id") not in seen),
+        None,
+    )
+
+
 def new_done(client: VoiceClient, seen: set[str]) -> dict[str, Any] | None:
-    """The first assistant_done of a turn not in `seen`. A turn still being spoken when the
-    next one starts sends a second assistant_done (interrupted) of its own: not this one's."""
-    return next((e for e in done_turns(client) if e["turn_id"] not in seen), None)
+    """The assistant_done of a turn not in `seen` (see `new_event`)."""
+    return new_event(client, seen, "assistant_done")
 
 
 def _idle(client: VoiceClient, turn_id: str) -> bool:
