@@ -446,6 +446,25 @@ def hours_asked(core: str) -> Hours | None:
     return None
 
 
+def part_of_day(core: str) -> Hours | None:
+    """The hours of a part of a day said after the day ("tomorrow evening", "on Friday
+    afternoon", "tonight") that a schedule read narrows to, or None. Never a reason by itself
+    to read the schedule ("what's on at the cinema tonight" is the world's)."""
+    part = _PART_OF_DAY.search(core)
+    return None if part is None else _PARTS[part.group("part") or part.group("part2")]
+
+
+# A part of a day said after the day ("tomorrow evening", "on Friday afternoon", "tonight"):
+# the hours it spans, as a schedule read narrows to them.
+_PARTS = {"morning": Hours(5 * 60, 12 * 60), "afternoon": Hours(12 * 60, 17 * 60),
+          "evening": Hours(17 * 60, 24 * 60), "night": Hours(17 * 60, 24 * 60),
+          "tonight": Hours(17 * 60, 24 * 60)}  # fmt: skip
+_PART_OF_DAY = re.compile(
+    r"\b(?:(?:tomorrow|today|this|" + "|".join(_WEEKDAYS) + r"|\d{1,2}(?:st|nd|rd|th))"
+    r"(?: in the)? (?P<part>morning|afternoon|evening|night)|(?P<part2>tonight))\b"
+)
+
+
 @dataclass(frozen=True)
 class DateAnswer:
     """A date question's spoken answer and the day it is about."""
@@ -496,6 +515,11 @@ def date_phrase(core: str, now: datetime) -> DateAnswer | None:
 
 
 _DAY_ONLY = re.compile(DAY_REF)
+# A weekday said before the date it falls on: "friday the 21st", "tuesday march 18th".
+_WEEKDAY_DATED = re.compile(
+    r"(?:" + "|".join(_WEEKDAYS) + r") (?P<date>(?:the |(?:" + "|".join(_MONTHS) + r") )?"
+    r"(?:\d{1,2}(?:st|nd|rd|th)|" + "|".join(_NTHS) + r"|twenty|thirty)\b.*)"
+)
 
 
 # Spans of days a schedule read may ask about: "next week", "in March", "the next three
@@ -647,6 +671,12 @@ def day_named(phrase: str, today: date) -> date | None:
     """The date a weekday or a day of the month names ("friday", "the 21st", "march 8th"),
     the next on or after today; None for anything else, "tomorrow" included (the schedule's
     own day words read those)."""
+    # "Friday afternoon" is Friday; the hours are `hours_asked`'s.
+    phrase = re.sub(r"(?: in the)? (?:morning|afternoon|evening|night)$", "", phrase)
+    dated = _WEEKDAY_DATED.fullmatch(phrase)
+    if dated is not None:
+        # "Tuesday the 18th": the date says which day; the weekday only confirms it.
+        phrase = dated.group("date")
     m = _DAY_ONLY.fullmatch(phrase)
     if m is None or m.group("rel") or m.group("which") == "last":
         return None

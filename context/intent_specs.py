@@ -21,13 +21,21 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from context import lookup
 from context import state_answers as answers
-from context.clocks import Hours, date_phrase, hours_asked, span_named, time_in
+from context.clocks import (
+    Hours,
+    date_phrase,
+    day_named,
+    hours_asked,
+    part_of_day,
+    span_named,
+    time_in,
+)
 from context.intent_examples import FOLDER
 from context.normalize import normalize
 from context.state_answers import StateResult
@@ -40,8 +48,10 @@ if TYPE_CHECKING:
     from memory.calendar import Calendar
     from memory.store import Store
 
-# How far back a lookup reads the calendar, for "when was ..." (days).
+# How far back a lookup reads the calendar, for "when was ..." (days): the last week always,
+# and further back (`LAST_DAYS`) only for an event with no instance since.
 PAST_DAYS = 7
+LAST_DAYS = 92
 CANT_READ_TASKS = "I can't read your task list right now."
 CANT_READ_SCHEDULE = "I can't read your schedule right now."
 CANT_READ_APPROVALS = "I can't read the approvals right now, so I did nothing."
@@ -123,6 +133,11 @@ class Sources:
         # answer says the coming ones first).
         since = now - timedelta(days=PAST_DAYS)
         events = self.calendar.next_of(wanted, since, limit=lookup.SPOKEN_ITEMS)
+        if not events:
+            # "When did the grandkids stay over": the last one, up to a season back.
+            back = now - timedelta(days=LAST_DAYS)
+            earlier = self.calendar.next_of(wanted, back, limit=100)
+            events = [e for e in earlier if e.start < since][-1:]
         return [lookup.Record(e.id, e.title, "event", e.start.isoformat()) for e in events]
 
 
@@ -232,7 +247,8 @@ def _remember(sources: Sources, asked: Asked) -> StateResult | None:
 
 def _schedule(sources: Sources, asked: Asked) -> StateResult:
     day, now = asked.match.day, asked.now
-    hours = hours_asked(normalize(asked.text)) if day != "overdue" else None
+    core = normalize(asked.text)
+    hours = (hours_asked(core) or part_of_day(core)) if day != "overdue" else None
     if hours is not None:
         # "Any meetings between 2 and 5": the hours of the day asked about (today unless it
         # says otherwise).
@@ -307,10 +323,12 @@ def _noted(sources: Sources, item: str, unfound: StateResult) -> StateResult:
 
 def _agenda(sources: Sources, asked: Asked) -> StateResult:
     """The schedule of one named day ("anything on my calendar for the 21st": the item is
-    its ISO date), or of a span of days ("next week", "in March": the item is the span's
-    words, `context.clocks.span_named`)."""
+    the day's words, `context.clocks.day_named`), or of a span of days ("next week", "in
+    March": the item is the span's words, `context.clocks.span_named`). Both are read against
+    the time asked, not the time the sentence was placed."""
     now = asked.now
-    span = span_named(asked.match.item, now.date())
+    day = day_named(asked.match.item, now.date())
+    span = None if day is not None else span_named(asked.match.item, now.date())
     if span is not None:
         # A span that starts today starts now: what is over today is not to come.
         start = now if span.first == now.date() else answers.midnight(span.first, now)
@@ -319,8 +337,13 @@ def _agenda(sources: Sources, asked: Asked) -> StateResult:
         return answers.window_answer(
             sources.records(), start, end, span.said, now, events, dated=True
         )
-    start, end, label = answers.date_window(date.fromisoformat(asked.match.item), now)
-    hours = hours_asked(normalize(asked.text))
+    if day is None:
+        # Words that named a day when the sentence was placed name one now too; if not, the
+        # day is unknown, and saying so beats reading the wrong one.
+        return StateResult("I can't tell which day that is.", "agenda")
+    start, end, label = answers.date_window(day, now)
+    core = normalize(asked.text)
+    hours = hours_asked(core) or part_of_day(core)
     if hours is not None:
         return _hours(sources, start, label, hours, now)
     events = sources.calendar_between(start, end)

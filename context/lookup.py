@@ -44,6 +44,8 @@ _GENERIC = frozenset([
     "appt", "event", "events",
 ])  # fmt: skip
 _WORD = re.compile(r"[a-z0-9]+")
+# What is left of "Jamie's", "what've" and "we'll" once the apostrophe splits them.
+_CLITICS = frozenset(["s", "ve", "ll", "re", "d", "t", "m"])
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,11 @@ class Record:
 # Words said one way and written another: "when do I fly", "Dr. Haddad", "bday drinks".
 _SAME = {"dr": "doctor", "doc": "doctor", "appt": "appointment", "fly": "flight",
          "flying": "flight", "bday": "birthday", "mum": "mom", "mam": "mom", "ring": "call",
-         "phone": "call"}  # fmt: skip
+         "phone": "call", "mtg": "meeting", "mtgs": "meeting", "telly": "tv",
+         "footie": "football", "footy": "football", "soccer": "football", "hosp": "hospital",
+         "bros": "brother", "bro": "brother", "sis": "sister", "grandad": "grandpa",
+         "granddad": "grandpa", "nan": "grandma", "nana": "grandma", "gran": "grandma",
+         "granny": "grandma"}  # fmt: skip
 
 
 # Past forms a stem does not reach ("did I send", "have I sent"), said as the base verb.
@@ -90,7 +96,7 @@ def _one_spelling(word: str) -> str:
 def _content(text: str) -> list[str]:
     """The words of `text` that carry its meaning, folded to one spelling."""
     found = (_one_spelling(w) for w in _WORD.findall(fold(text)))
-    return [w for w in found if w not in STOPWORDS and w not in _GENERIC]
+    return [w for w in found if w not in STOPWORDS and w not in _GENERIC and w not in _CLITICS]
 
 
 def words(text: str) -> frozenset[str]:
@@ -192,17 +198,51 @@ _ASKING = frozenset(
         "meant going get got put write written wrote down sorted sort todo to-do list lists on "
         "anywhere somewhere time when what day date week weekend today tomorrow yesterday "
         "tonight morning afternoon evening night last next this start starts starting begin "
-        "happen happening okay ok um uh so hey wait sure think wondering need needs supposed"
+        "happen happening okay ok um uh so hey wait sure think wondering need needs supposed "
+        # How a record's kind or its end is asked about: "is that still a job", "what time
+        # does it finish", "when do we get back", "how long is it", "will I be reminded".
+        "job jobs chore chores errand errands finish finishes finished end ends over back long "
+        "remind reminded reminding set goes am having going gonna there diary calendar "
+        "schedule agenda planner right yeah yes correct until till seeing meeting"
     )
+)
+# Said while thinking, before the question: "hang on, when was ...".
+_HOLD_ON = re.compile(r"\b(?:hang on|hold on|oh yeah|you know)\b")
+# Words that say when, not which record: "is the vet on the 29th", "Sunday's lunch".
+_DAY_WORD = re.compile(
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april"
+    r"|may|june|july|august|september|october|november|december|\d{1,2}(?:st|nd|rd|th)"
 )
 # A clause that asks: it opens with a question word or an inverted verb, after any filler,
 # wherever it stands in the sentence ("the envelope check, did I book that").
 _ASKS = re.compile(
-    r"^(?:(?:okay|ok|so|um|uh|hey|annie|and|but|quick question|just|wait|sorry|oh|right)\s+)*"
-    r"(?:did|do|does|have|has|had|is|are|was|were|am|when|when's|what|what's|where|where's"
-    r"|which|any|anything|how long|how soon)\b"
+    r"^(?:(?:okay|ok|so|um|uh|hey|annie|and|but|quick question|just|wait|sorry|oh|right"
+    r"|hang on|hold on|remind me)\s+)*"
+    r"(?:did|do|does|have|has|had|is|are|was|were|am|will|when|when's|what|what's|where"
+    r"|where's|which|who|any|anything|how long|how soon|how many|how much|whether)\b"
 )
 _CLAUSES = re.compile(r"[,;:.!?\u2013\u2014]+|\s-\s|\b(?:wondering|wonder)\b")
+# Said without commas, the topic first and the question after it ("the library books did they
+# go back", "gutters is that still to do"), or a statement turned into a question at its end
+# ("the dentist is tomorrow isn't it", "book club is thursday right", "done or not").
+_ASKS_AFTER = re.compile(
+    r"\b(?:did|do|does|have|has|is|are|was|were|will|am)"
+    r" (?:i|we|they|you|it|that|this|those|these|he|she)\b|\b(?:which|what) (?:day|time|date"
+    r"|night)\b"
+)
+_TAG = re.compile(
+    r"\b(?:right|yeah|yes|correct|or not|or what|is it|isn't it|is not it|aren't they|are not they"
+    r"|wasn't it|was not it|didn't i|did not i|haven't i|have not i|don't i|do not i|what is it"
+    r"|or not done|what time|what day|when|again)$"
+)
+# Orders, even with a question's tag: "remind me to ring Pete yeah", "add milk to my list
+# right" (a clause that opens as a question still asks: "ring Pete, did I do that").
+_ORDER = re.compile(
+    r"^(?:(?:okay|ok|so|um|uh|hey|annie|and|but|just|please|oh|right|now)\s+)*"
+    r"(?:add|put|remind me to|set|create|make|delete|remove|cancel|mark|tick|cross|book"
+    r"|schedule|move|change|rename|call|ring|text|message|email|send|play|turn|start|stop"
+    r"|write|note|save|take|get|buy|order)\b"
+)
 
 
 # Asking what was said or decided, what someone thinks, or for a judgement ("is it too late to
@@ -221,17 +261,22 @@ def asks(text: str) -> bool:
     said = fold(text).lower().replace("\u2019", "'").strip()
     if said.endswith("?"):
         return True
-    return any(_ASKS.match(c.strip()) for c in _CLAUSES.split(said))
+    if any(_ASKS.match(c.strip()) for c in _CLAUSES.split(said)):
+        return True
+    if _ORDER.match(said):
+        return False
+    plain = re.sub(r"[^a-z0-9' ]+", " ", said).split()
+    return bool(_ASKS_AFTER.search(" ".join(plain)) or _TAG.search(" ".join(plain)))
 
 
 def asked_about(text: str, core: str) -> list[str]:
     """The words a question names things by (how it asks left out), or none where `text` is
-    no question a record could answer: a statement, an order, talk or a judgement, or fewer
-    than two such words. Cheap: it reads no records. `core` is `text` normalized."""
-    if not asks(text) or _TALK.search(core):
+    no question a record could answer: a statement, an order, talk or a judgement. Cheap: it
+    reads no records. `core` is `text` normalized."""
+    if not (asks(text) or asks(core)) or _TALK.search(core):
         return []
-    named = [w for w in _content(core) if w not in _ASKING]
-    return named if len(named) >= 2 else []
+    core = _HOLD_ON.sub(" ", core)
+    return [w for w in _content(core) if w not in _ASKING and not _DAY_WORD.fullmatch(w)]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -239,35 +284,53 @@ def _title_words(title: str) -> frozenset[str]:
     return frozenset(_content(title))
 
 
-def named_record(named: list[str], records: list[Record]) -> Record | None:
+def named_record(
+    named: list[str], records: list[Record], *, narrowed: bool = False
+) -> Record | None:
     """The one record a question names in words of its own ("the envelope fabric check, did I
     book that" and "Book envelope fabric inspection – G-INES"), or None: at least two of the
     record's words said, one of them said of no other record, and no other record named by as
-    many. `named` is what `asked_about` read in the question."""
+    many (a word said as written beats one matched by its stem: "rent" is "Transfer rent",
+    not "Return rented lens"). `narrowed` says the caller kept only the kind of record the
+    question asks about ("when", "remind", "done"): there the one record that holds all it
+    names names it, one word included ("when were my bloods"). `named` is what `asked_about`
+    read in the question."""
     said = frozenset(f for w in named for f in forms(w))
-    if not said or not records:
+    if not said or not records or (len(named) < 2 and not narrowed):
         return None
+    exact = frozenset(named)
     titles = [_title_words(r.title) for r in records]
     # How many records hold each word: a word only one holds tells which record is meant.
     df: dict[str, int] = {}
     for t in titles:
         for w in t:
             df[w] = df.get(w, 0) + 1
-    scored: list[tuple[int, Record]] = []
+    scored: list[tuple[int, int, Record]] = []
+    holders: list[tuple[int, Record]] = []
     for record, title in zip(records, titles, strict=True):
         held = [w for w in title if forms(w) & said]
-        if len(held) < 2 or not any(df[w] == 1 for w in held):
+        if not held:
             continue
         # Most of what the question names is the record's: "the weather for Kofi's flight to
         # Lagos" asks about the weather, whatever it shares with "Call Kofi's mum re: Lagos
         # flights".
         kept = frozenset(f for h in held for f in forms(h))
-        if sum(1 for w in named if forms(w) & kept) * 2 >= len(named):
-            scored.append((len(held), record))
-    scored.sort(key=lambda p: -p[0])
-    if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        if sum(1 for w in named if forms(w) & kept) * 2 < len(named):
+            continue
+        as_said = sum(1 for w in held if w in exact)
+        holders.append((as_said, record))
+        if len(held) >= 2 and any(df[w] == 1 for w in held):
+            scored.append((len(held), as_said, record))
+    scored.sort(key=lambda p: (-p[0], -p[1]))
+    if scored and (len(scored) == 1 or scored[1][:2] != scored[0][:2]):
+        return scored[0][2]
+    if scored or not narrowed:
         return None
-    return scored[0][1]
+    whole = [(n, r) for n, r in holders if n == len(named) or len(named) == 1]
+    if len(whole) == 1:
+        return whole[0][1]
+    as_written = [r for n, r in whole if n]
+    return as_written[0] if len(as_written) == 1 else None
 
 
 def task_records(tasks: list[TaskRow]) -> list[Record]:

@@ -71,6 +71,13 @@ _DONE = re.compile(
     r"\b(?:(?:did|have|has) (?:i|we)|yet|already|done|finished|sorted|dealt with"
     r"|taken care of|handled|completed?)\b"
 )
+_WHEN_ASKED = re.compile(
+    r"\b(?:when|what time|what day|what date|what night|which day|which night|how long"
+    r"|how soon|how many days|till|until|today|tonight|tomorrow|this week|this weekend"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day|on the \d{1,2}(?:st|nd|rd|th))\b"
+)
+_ANY_ONE = r"\b(?:a|an|any|some|another) (?:[a-z]+ )?"
+_REMINDED = re.compile(r"\b(?:remind|reminded|reminding|reminder|reminders)\b")
 _LISTED = re.compile(
     r"\b(?:list|todo|to do|reminders?|noted|note|written down|write down|wrote down|put)\b"
 )
@@ -114,6 +121,14 @@ class StateResolver:
         start = time.perf_counter()
         at = (now or datetime.now()).astimezone()
         routed = route(text, self.intents)
+        if (
+            routed.match is not None
+            and routed.match.intent == "schedule"
+            and (routed.match.day == "upcoming")
+        ):
+            # A read of what is coming that names one record in two words or more ("did I get
+            # round to booking the MOT for the Astra"): that record is the answer, not a list.
+            routed = self._by_record(text, at, routed, narrow=False)
 
         def rendered(placed: Routed) -> StateResult | None:
             return (
@@ -128,7 +143,9 @@ class StateResolver:
             # sentence is placed as if that rule did not exist (the classifier may know it).
             routed = route(text, self.intents, loose=False)
             result = rendered(routed)
-        if routed.match is None and routed.how in ("model", "unsure"):
+        unanswered = routed.match is not None and routed.match.intent == "find"
+        if result is None and (unanswered or routed.how in ("model", "unsure")):
+            # No rule placed it, or a lookup found nothing by the words it took as the item.
             routed = self._by_record(text, at, routed)
             result = rendered(routed)
         if result is None:
@@ -136,7 +153,7 @@ class StateResolver:
         result.latency_ms = (time.perf_counter() - start) * 1000.0
         return result, routed
 
-    def _by_record(self, text: str, at: datetime, routed: Routed) -> Routed:
+    def _by_record(self, text: str, at: datetime, routed: Routed, *, narrow: bool = True) -> Routed:
         """A question no rule placed that names one of the user's records in words of its
         own (`lookup.named_record`): looked up as that record, asked the way the sentence
         asks (done or not, when, or whether it is there). Otherwise `routed` unchanged."""
@@ -154,7 +171,25 @@ class StateResolver:
         except CalendarError:
             titles = []  # a calendar that cannot be read leaves the tasks and reminders
         events = [lookup.Record(t, t, "event") for t in titles]
-        record = lookup.named_record(named, tasks + reminders + events)
+        # Asked about a reminder, the reminders answer first; asked when, the records that
+        # have a time ("what night was the bowls AGM": the meeting, not the task of writing up
+        # its minutes); asked whether it is done, the tasks. A question that shares one word
+        # with a record names it only among those.
+        if _REMINDED.search(core):
+            kind = reminders
+        elif _WHEN_ASKED.search(core):
+            kind = [r for r in tasks if r.when and not r.done] + reminders + events
+        elif _DONE.search(core) or _LISTED.search(core):
+            kind = tasks
+        else:
+            kind = []
+        # "A passport", "any passport": no one record of the user's is meant.
+        narrow = narrow and not (
+            len(named) == 1 and re.search(_ANY_ONE + re.escape(named[0]) + r"\b", core)
+        )
+        record = lookup.named_record(named, kind, narrowed=narrow) if kind else None
+        if record is None:
+            record = lookup.named_record(named, tasks + reminders + events)
         if record is None:
             return routed
         if record.kind == "task" and _DONE.search(core) and not _LISTED.search(core):

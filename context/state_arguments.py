@@ -167,8 +167,10 @@ _BROUGHT = re.compile(
 # (`context.clocks.day_named`); today, tomorrow and this week are the schedule rules' own.
 AGENDA = [
     re.compile(
-        rf"(?:what is|what have i got|what do i have|do i have anything|have i got anything"
-        rf"|is there anything|anything|what is happening|what is going on|what is planned"
+        # Longer openers first: "what is" would take "happening on the 25th" as the day.
+        rf"(?:what is happening|what is going on|what is planned|what(?: have| ve) i got"
+        rf"|what do i have|do i have anything|have i got anything|is there anything|anything"
+        rf"|what is"
         rf"|am i free|am i busy|is my (?:{_SCHEDULE}) (?:free|clear|busy))"
         rf"(?: (?:on|in) (?:my|the) (?:{_SCHEDULE}))?(?: (?:for|on))? (?P<when>[a-z0-9 ]+)"
     ),
@@ -320,7 +322,7 @@ def _schedule_read(core: str) -> Argued | None:
         for cut in range(len(words), 0, -1):
             day = day_named(" ".join(words[:cut]), today)
             if day is not None:
-                return Argued("agenda", item=day.isoformat())
+                return Argued("agenda", item=" ".join(words[:cut]))
         return None  # a day named that is not one: not this rule's to guess
     found = _WEEK_WORDS.search(core)
     return Argued("schedule", day=found.group("day") if found else "")
@@ -520,7 +522,7 @@ class Argued:
     # "when": asked when it is ("when is my meeting with Ann"), "until": how long until it is;
     # "done": whether it is done.
     within: str = ""
-    day: str = ""  # "agenda": the ISO date asked about is `item`
+    day: str = ""  # "agenda": the day's words are `item`, read against the time asked
     date: str = ""  # "find": the one day asked about, ISO ("is my haircut on Friday")
     place: str = ""
     alarms: bool = False
@@ -604,7 +606,7 @@ def argued(core: str) -> Argued | None:
         if m is not None:
             on = day_named(m.group("when"), today)
             if on is not None:
-                return Argued("agenda", item=on.isoformat())
+                return Argued("agenda", item=m.group("when"))
             span = span_named(m.group("when"), today)
             if span is not None:
                 return Argued("agenda", item=span.phrase)
@@ -615,7 +617,7 @@ def argued(core: str) -> Argued | None:
             return Argued("schedule", day=when)
         on = day_named(when, today)
         if on is not None:
-            return Argued("agenda", item=on.isoformat())
+            return Argued("agenda", item=when)
     if date_phrase(core, _now()) is not None:
         return Argued("dates")
     hours_read = _HOURS_READ.match(_ASKING.sub("", core)) and not _EVENT_CHANGE.search(core)
@@ -870,7 +872,8 @@ def farewell(core: str) -> bool:
     )
 
 
-_LEADING = re.compile(r"^(?:(?:my|our|the|a|an|any|some|called|named|item|task) )+")
+# "My next physio" names the physio; which one is the answer's to say (the next to come).
+_LEADING = re.compile(r"^(?:(?:my|our|the|a|an|any|some|called|named|item|task|next|upcoming) )+")
 # Words after the item that say what kind of thing it is, not which ("the 529 thing").
 _TRAILING = re.compile(r"(?: (?:thing|stuff|one|task|item|bit|business))+$")
 # A possessive's "s" once normalized ("noah s present"): the name carries it.

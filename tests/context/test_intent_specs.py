@@ -32,8 +32,8 @@ ASKED: dict[str, tuple[str, dict[str, object]]] = {
     "timers": ("how long is left on the pasta timer?", {"item": "pasta"}),
     "clock": ("what time is it in Tokyo?", {"place": "tokyo"}),
     "dates": ("what's the date in five days?", {}),
-    # The day is counted from the real today, so only its day of the month is fixed here.
-    "agenda": ("anything on my calendar for the 21st?", {"item": "-21"}),
+    # The day's words, read against the time asked when answered.
+    "agenda": ("anything on my calendar for the 21st?", {"item": "the 21st"}),
 }
 
 

@@ -621,6 +621,14 @@ def household(store: Store, tmp_path: Path) -> tuple[Store, Calendar]:
         # Where an event is, and with whom: the record's own words, with when.
         ("where is the demo", "Demo at Vinnslan"),
         ("who am I having coffee with", "Coffee with Dr. Ólafsdóttir"),
+        # Said without commas, the topic before the question, or a tag turning it into one.
+        ("gareth and the boiler did i ring him", "Gareth (boiler)"),
+        ("the permission slip for thora is that signed", "Þóra's permission slip"),
+        ("the vinnslan demo is in three days yeah", "Demo at Vinnslan"),
+        # One word only, among the records of the kind asked about: the reminders, or those
+        # with a time.
+        ("will i be reminded about audible", "Audible trial"),
+        ("hang on when was lindqvist", "Tuning - Lindqvist"),
     ],
 )
 def test_lookups_in_the_words_people_use_name_the_record(
@@ -745,6 +753,11 @@ def test_a_calendar_that_cannot_be_read_leaves_the_records_a_question_names(
         # One word of a record, or two records alike.
         "is vinnslan a good place for lunch",
         "how is the weather for the demo at the new place",
+        # An order with a tag is still an order; one word of a record among others is not
+        # the record, even among those with a time.
+        "remind me to buy more birdseed yeah",
+        "when is the tuning of a piano done by ear",
+        "what time does the council meet",
     ],
 )
 def test_statements_talk_and_one_shared_word_are_not_a_record_s(
@@ -763,3 +776,38 @@ def test_a_record_is_named_only_where_no_other_is_named_as_much() -> None:
     assert named_record(asked_about(asked, normalize(asked)), bills) == bills[0]
     asked = "the bill, did I pay it now"  # both hold "pay bill", neither alone
     assert named_record(asked_about(asked, normalize(asked)), bills) is None
+    # A word said as written beats one reached by its stem.
+    rents = [
+        Record("r1", "Return rented lens", "reminder"),
+        Record("r2", "Transfer rent", "reminder"),
+    ]
+    asked = "when are you reminding me about the rent"
+    assert named_record(asked_about(asked, normalize(asked)), rents, narrowed=True) == rents[1]
+    assert named_record(asked_about(asked, normalize(asked)), rents) is None  # one word, any kind
+
+
+def test_a_weekday_before_its_date_and_a_part_of_the_day_narrow_the_agenda(
+    store: Store, settings: Settings, index: IntentIndex, tmp_path: Path
+) -> None:
+    """ "What's on Tuesday the 18th" is the 18th; "tomorrow evening" the evening's events; the
+    day is read as of the time asked, not the time the sentence was placed."""
+    now = datetime(2031, 3, 12, 8, 15).astimezone()
+    ics = tmp_path / "days.ics"
+    events = [("lunch", "Lunch with Ines", "20310318T123000"),
+              ("talk", "School talk", "20310313T100000"),
+              ("play", "Evening play", "20310313T183000")]  # fmt: skip
+    ics.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
+        + "".join(
+            f"BEGIN:VEVENT\r\nUID:{uid}@t\r\nSUMMARY:{title}\r\nDTSTART:{at}\r\nEND:VEVENT\r\n"
+            for uid, title, at in events
+        )
+        + "END:VCALENDAR\r\n"
+    )
+    resolver = StateResolver(store, settings, intents=index, calendar=Calendar([ics]))
+    for asked in ("what's on tuesday the 18th", "so what's happening on the 18th"):
+        result = resolver.resolve(asked, now=now)
+        assert result is not None and result.sources == ["lunch@t"], (asked, result)
+        assert "March 18" in result.text
+    evening = resolver.resolve("what's on tomorrow evening", now=now)
+    assert evening is not None and evening.sources == ["play@t"], evening
