@@ -43,6 +43,7 @@ FLOORS = {
     "lookup_blind9": 0.77,
     "lookup_blind10": 0.82,
     "lookup_blind11": 0.89,
+    "lookup_blind12": 0.74,
 }
 
 
