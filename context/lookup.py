@@ -208,7 +208,7 @@ _ASKING = frozenset(
 )
 # Said while thinking, before the question: "hang on, when was ...".
 _HOLD_ON = re.compile(r"\b(?:hang on|hold on|oh yeah|you know)\b")
-# Words that say when, not which record: "is the vet on the 29th", "Sunday's lunch".
+# Words that say when, not which record: "is the piano lesson on the 3rd", "Monday's yoga".
 _DAY_WORD = re.compile(
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april"
     r"|may|june|july|august|september|october|november|december|\d{1,2}(?:st|nd|rd|th)"
@@ -222,9 +222,9 @@ _ASKS = re.compile(
     r"|where's|which|who|any|anything|how long|how soon|how many|how much|whether)\b"
 )
 _CLAUSES = re.compile(r"[,;:.!?\u2013\u2014]+|\s-\s|\b(?:wondering|wonder)\b")
-# Said without commas, the topic first and the question after it ("the library books did they
-# go back", "gutters is that still to do"), or a statement turned into a question at its end
-# ("the dentist is tomorrow isn't it", "book club is thursday right", "done or not").
+# Said without commas, the topic first and the question after it ("the council tax did I pay
+# it", "the birdseed is that still on there"), or a statement turned into a question at its end
+# ("the demo is on Friday isn't it", "choir is at seven right", "done or not").
 _ASKS_AFTER = re.compile(
     r"\b(?:did|do|does|have|has|is|are|was|were|will|am)"
     r" (?:i|we|they|you|it|that|this|those|these|he|she)\b|\b(?:which|what) (?:day|time|date"
@@ -290,10 +290,10 @@ def named_record(
     """The one record a question names in words of its own ("the envelope fabric check, did I
     book that" and "Book envelope fabric inspection – G-INES"), or None: at least two of the
     record's words said, one of them said of no other record, and no other record named by as
-    many (a word said as written beats one matched by its stem: "rent" is "Transfer rent",
-    not "Return rented lens"). `narrowed` says the caller kept only the kind of record the
+    many (a word said as written beats one matched by its stem: "the paint" is "Buy paint",
+    not "Return painted sign"). `narrowed` says the caller kept only the kind of record the
     question asks about ("when", "remind", "done"): there the one record that holds all it
-    names names it, one word included ("when were my bloods"). `named` is what `asked_about`
+    names names it, one word included ("when was Lindqvist"). `named` is what `asked_about`
     read in the question."""
     said = frozenset(f for w in named for f in forms(w))
     if not said or not records or (len(named) < 2 and not narrowed):

@@ -124,10 +124,11 @@ class StateResolver:
         if (
             routed.match is not None
             and routed.match.intent == "schedule"
-            and (routed.match.day == "upcoming")
+            and routed.match.day == "upcoming"
         ):
-            # A read of what is coming that names one record in two words or more ("did I get
-            # round to booking the MOT for the Astra"): that record is the answer, not a list.
+            # A read of what is coming that names one record in two words or more ("have I got
+            # the boiler service for the flat booked", placed by "booked"): that record is the
+            # answer, not the list of what is next.
             routed = self._by_record(text, at, routed, narrow=False)
 
         def rendered(placed: Routed) -> StateResult | None:
@@ -172,9 +173,9 @@ class StateResolver:
             titles = []  # a calendar that cannot be read leaves the tasks and reminders
         events = [lookup.Record(t, t, "event") for t in titles]
         # Asked about a reminder, the reminders answer first; asked when, the records that
-        # have a time ("what night was the bowls AGM": the meeting, not the task of writing up
-        # its minutes); asked whether it is done, the tasks. A question that shares one word
-        # with a record names it only among those.
+        # have a time ("which evening is the choir concert": the concert, not the task of
+        # selling its tickets); asked whether it is done, the tasks. A question that shares
+        # one word with a record names it only among those (`narrow`).
         if _REMINDED.search(core):
             kind = reminders
         elif _WHEN_ASKED.search(core):
@@ -183,7 +184,7 @@ class StateResolver:
             kind = tasks
         else:
             kind = []
-        # "A passport", "any passport": no one record of the user's is meant.
+        # "Wait for a visa", "any visa": no one record of the user's is meant.
         narrow = narrow and not (
             len(named) == 1 and re.search(_ANY_ONE + re.escape(named[0]) + r"\b", core)
         )
