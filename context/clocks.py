@@ -459,10 +459,15 @@ def part_of_day(core: str) -> Hours | None:
 _PARTS = {"morning": Hours(5 * 60, 12 * 60), "afternoon": Hours(12 * 60, 17 * 60),
           "evening": Hours(17 * 60, 24 * 60), "night": Hours(17 * 60, 24 * 60),
           "tonight": Hours(17 * 60, 24 * 60)}  # fmt: skip
+_PART = r"(?: in the)? (?P<part>morning|afternoon|evening|night)"
 _PART_OF_DAY = re.compile(
-    r"\b(?:(?:tomorrow|today|this|" + "|".join(_WEEKDAYS) + r"|\d{1,2}(?:st|nd|rd|th))"
-    r"(?: in the)? (?P<part>morning|afternoon|evening|night)|(?P<part2>tonight))\b"
+    r"\b(?:(?:tomorrow|today|this|"
+    + "|".join(_WEEKDAYS)
+    + r"|\d{1,2}(?:st|nd|rd|th))"
+    + _PART
+    + r"|(?P<part2>tonight))\b"
 )
+_PART_AFTER = re.compile(_PART + "$")
 
 
 @dataclass(frozen=True)
@@ -671,8 +676,8 @@ def day_named(phrase: str, today: date) -> date | None:
     """The date a weekday or a day of the month names ("friday", "the 21st", "march 8th"),
     the next on or after today; None for anything else, "tomorrow" included (the schedule's
     own day words read those)."""
-    # "Friday afternoon" is Friday; the hours are `hours_asked`'s.
-    phrase = re.sub(r"(?: in the)? (?:morning|afternoon|evening|night)$", "", phrase)
+    # "Friday afternoon" is Friday; the hours are `part_of_day`'s.
+    phrase = _PART_AFTER.sub("", phrase)
     dated = _WEEKDAY_DATED.fullmatch(phrase)
     if dated is not None:
         # "Tuesday the 18th": the date says which day; the weekday only confirms it.

@@ -247,14 +247,20 @@ def _remember(sources: Sources, asked: Asked) -> StateResult | None:
 
 def _schedule(sources: Sources, asked: Asked) -> StateResult:
     day, now = asked.match.day, asked.now
-    core = normalize(asked.text)
-    hours = (hours_asked(core) or part_of_day(core)) if day != "overdue" else None
+    hours = _hours_said(asked.text) if day != "overdue" else None
     if hours is not None:
         # "Any meetings between 2 and 5": the hours of the day asked about (today unless it
         # says otherwise).
         start, _, label = answers.day_window("tomorrow" if day == "tomorrow" else "today", now)
         return _hours(sources, start, label, hours, now)
     return answers.schedule_answer(sources.records(), day, now, sources.calendar_between)
+
+
+def _hours_said(text: str) -> Hours | None:
+    """The hours a schedule read placed on a day narrows to: said as hours ("between 2 and
+    5") or as a part of the day ("tomorrow evening")."""
+    core = normalize(text)
+    return hours_asked(core) or part_of_day(core)
 
 
 def _hours(
@@ -342,8 +348,7 @@ def _agenda(sources: Sources, asked: Asked) -> StateResult:
         # day is unknown, and saying so beats reading the wrong one.
         return StateResult("I can't tell which day that is.", "agenda")
     start, end, label = answers.date_window(day, now)
-    core = normalize(asked.text)
-    hours = hours_asked(core) or part_of_day(core)
+    hours = _hours_said(asked.text)
     if hours is not None:
         return _hours(sources, start, label, hours, now)
     events = sources.calendar_between(start, end)

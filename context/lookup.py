@@ -199,12 +199,18 @@ _ASKING = frozenset(
         "anywhere somewhere time when what day date week weekend today tomorrow yesterday "
         "tonight morning afternoon evening night last next this start starts starting begin "
         "happen happening okay ok um uh so hey wait sure think wondering need needs supposed "
-        # How a record's kind or its end is asked about: "is that still a job", "what time
-        # does it finish", "when do we get back", "how long is it", "will I be reminded".
-        "job jobs chore chores errand errands finish finishes finished end ends over back long "
-        "remind reminded reminding set goes am having going gonna there diary calendar "
-        "schedule agenda planner right yeah yes correct until till seeing meeting"
+        # How a record's kind is asked about: "is that still a job", "how long is it", "will I
+        # be reminded", "is it in the diary".
+        "job jobs chore chores errand errands long remind reminded reminding goes am having "
+        "going gonna there diary calendar schedule agenda planner right yeah yes correct until "
+        "till"
     )
+)
+# Words that ask how ("what time does it finish", "when do we get back", "who am I meeting")
+# and may also be a record's own ("Finish the report", "Team meeting"): they count where a
+# record holds them, and are not held against one that does not.
+_SOFT = frozenset(
+    _content("finish finishes finished end ends over back set seeing meeting meetings")
 )
 # Said while thinking, before the question: "hang on, when was ...".
 _HOLD_ON = re.compile(r"\b(?:hang on|hold on|oh yeah|you know)\b")
@@ -293,8 +299,9 @@ def named_record(
     many (a word said as written beats one matched by its stem: "the paint" is "Buy paint",
     not "Return painted sign"). `narrowed` says the caller kept only the kind of record the
     question asks about ("when", "remind", "done"): there the one record that holds all it
-    names names it, one word included ("when was Lindqvist"). `named` is what `asked_about`
-    read in the question."""
+    names names it, one word included ("when was Lindqvist"). A word that may ask how as well
+    as name (`_SOFT`: "finish", "meeting") counts only for a record that holds it. `named` is
+    what `asked_about` read in the question."""
     said = frozenset(f for w in named for f in forms(w))
     if not said or not records or (len(named) < 2 and not narrowed):
         return None
@@ -306,7 +313,7 @@ def named_record(
         for w in t:
             df[w] = df.get(w, 0) + 1
     scored: list[tuple[int, int, Record]] = []
-    holders: list[tuple[int, Record]] = []
+    holders: list[tuple[int, int, Record]] = []
     for record, title in zip(records, titles, strict=True):
         held = [w for w in title if forms(w) & said]
         if not held:
@@ -315,10 +322,11 @@ def named_record(
         # Lagos" asks about the weather, whatever it shares with "Call Kofi's mum re: Lagos
         # flights".
         kept = frozenset(f for h in held for f in forms(h))
-        if sum(1 for w in named if forms(w) & kept) * 2 < len(named):
+        counted = [w for w in named if w not in _SOFT or forms(w) & kept]
+        if sum(1 for w in counted if forms(w) & kept) * 2 < len(counted):
             continue
         as_said = sum(1 for w in held if w in exact)
-        holders.append((as_said, record))
+        holders.append((as_said, len(counted), record))
         if len(held) >= 2 and any(df[w] == 1 for w in held):
             scored.append((len(held), as_said, record))
     scored.sort(key=lambda p: (-p[0], -p[1]))
@@ -326,11 +334,16 @@ def named_record(
         return scored[0][2]
     if scored or not narrowed:
         return None
-    whole = [(n, r) for n, r in holders if n == len(named) or len(named) == 1]
+    whole = [(n, r) for n, wanted, r in holders if n == wanted or wanted == 1]
     if len(whole) == 1:
         return whole[0][1]
     as_written = [r for n, r in whole if n]
     return as_written[0] if len(as_written) == 1 else None
+
+
+def firm(named: list[str]) -> list[str]:
+    """The words of `named` that say which record, not how it is asked (`_SOFT`)."""
+    return [w for w in named if w not in _SOFT]
 
 
 def task_records(tasks: list[TaskRow]) -> list[Record]:

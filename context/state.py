@@ -185,8 +185,9 @@ class StateResolver:
         else:
             kind = []
         # "Wait for a visa", "any visa": no one record of the user's is meant.
+        one = lookup.firm(named)
         narrow = narrow and not (
-            len(named) == 1 and re.search(_ANY_ONE + re.escape(named[0]) + r"\b", core)
+            len(one) == 1 and re.search(_ANY_ONE + re.escape(one[0]) + r"\b", core)
         )
         record = lookup.named_record(named, kind, narrowed=narrow) if kind else None
         if record is None:

@@ -39,7 +39,7 @@ FLOORS = {
     "lookup_blind5": 0.81,
     "lookup_blind6": 0.82,
     "lookup_blind7": 0.91,
-    "lookup_blind8": 0.85,
+    "lookup_blind8": 0.86,
     "lookup_blind9": 0.77,
     "lookup_blind10": 0.82,
     "lookup_blind11": 0.89,

@@ -784,6 +784,15 @@ def test_a_record_is_named_only_where_no_other_is_named_as_much() -> None:
     asked = "when will you remind me about the paint"
     assert named_record(asked_about(asked, normalize(asked)), paints, narrowed=True) == paints[1]
     assert named_record(asked_about(asked, normalize(asked)), paints) is None  # one word only
+    # A word that asks how may be a record's own: "finish" and "meeting" count where held.
+    reports = [Record("t1", "Finish report", "task"), Record("t2", "Print report", "task")]
+    asked = "did i finish the report"
+    assert named_record(asked_about(asked, normalize(asked)), reports) == reports[0]
+    lunches = [Record("e1", "Team meeting", "event"), Record("e2", "Team lunch", "event")]
+    asked = "what time does the team lunch finish"
+    assert named_record(asked_about(asked, normalize(asked)), lunches) == lunches[1]
+    asked = "when is the team meeting"
+    assert named_record(asked_about(asked, normalize(asked)), lunches) == lunches[0]
 
 
 def test_a_weekday_before_its_date_and_a_part_of_the_day_narrow_the_agenda(
