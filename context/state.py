@@ -105,6 +105,7 @@ class StateResolver:
         self.intents = intents
         # The user's own calendar (`memory.calendar`), read with tasks and reminders.
         self.calendar = calendar
+        self._remembered = lookup.Remembered()
 
     def resolve(
         self, text: str, now: datetime | None = None, *, session_id: str | None = None
@@ -210,10 +211,11 @@ class StateResolver:
             # "What do you know about X" may be general knowledge: without notes to read,
             # it is the model's question, not a failure to report.
             return None if asked.match.needs_notes else StateResult(spec.fallback, spec.name)
-        # One embedder for the question, loaded when first asked for, that embeds each text
-        # once: a lookup compares the same titles to the item when it checks that a record
-        # holds it and again when it answers.
-        embed = functools.cache(lambda: lookup.remembered(self._embed()))
+        # The embedder, loaded when first asked for; it embeds each text once over this
+        # resolver's questions (`lookup.Remembered`): a lookup compares the item with the same
+        # record titles when it checks that a record holds it, again when it answers, and
+        # again at the next question.
+        embed = functools.cache(self._embed)
         sources = Sources(self.store, self.settings, self.calendar, self.context_usage, embed)
         try:
             return spec.render(sources, asked)
@@ -228,4 +230,4 @@ class StateResolver:
         model = self.intents.model() if self.intents is not None else None
         if model is None:
             return None
-        return lambda texts: model.embed(texts)
+        return self._remembered.over(model, lambda texts: model.embed(texts))

@@ -36,7 +36,7 @@ FLOORS = {
     "lookup_blind2": 0.92,
     "lookup_blind3": 0.94,
     "lookup_blind4": 0.93,
-    "lookup_blind5": 0.81,
+    "lookup_blind5": 0.80,
     "lookup_blind6": 0.82,
     "lookup_blind7": 0.91,
     "lookup_blind8": 0.86,
