@@ -51,10 +51,6 @@ WARM_UP_S = 60.0
 # How long a person listens before pressing stop: the small model rambles for minutes.
 LISTEN_S = 2.5
 REST_READINGS = 8
-# Threads the end may hold beyond the start's (a pool's lazily started worker or two).
-THREAD_SLACK = 2
-# How long the end's reading waits for threads of a model call still running to end.
-REST_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -118,33 +114,21 @@ async def run_soak(
         run_s = time.monotonic() - t0
     finally:
         await client.close()
-    end = await _at_rest(server, settle_to=start.threads + THREAD_SLACK)
-    got.samples.append((run_s, end))
+    got.samples.append((run_s, await _at_rest(server)))
     return _soak_summary(got, run_s)
 
 
-async def _at_rest(
-    server: ServerProcess, settle_to: int | None = None, timeout: float = REST_TIMEOUT_S
-) -> ProcStats:
+async def _at_rest(server: ServerProcess) -> ProcStats:
     """The server with no session left (tier 3 done, the peer torn down), read several times
     over a few seconds, keeping the reading with the fewest threads: llama.cpp starts its
     compute threads for each model call and ends them after, so one reading taken while the
-    last session's tier-3 polish or the next session's warm-up runs counts them as if they
-    stayed. With `settle_to`, readings go on (up to `timeout`) until one shows no more threads
-    than that: a slow machine's model call takes longer to end, and only threads still there
-    after it are kept ones."""
+    last session's tier-3 polish runs counts them as if they stayed."""
     await no_sessions(server)
-    deadline = time.monotonic() + timeout
     readings = [server.stats()]
-    while True:
-        best = min(readings, key=lambda r: (r.threads, r.fds))
-        enough = len(readings) >= REST_READINGS
-        if enough and (settle_to is None or best.threads <= settle_to):
-            return best
-        if enough and time.monotonic() >= deadline:
-            return best
+    for _ in range(REST_READINGS - 1):
         await asyncio.sleep(0.5)
         readings.append(server.stats())
+    return min(readings, key=lambda r: (r.threads, r.fds))
 
 
 async def _act(
