@@ -66,8 +66,10 @@ class GapWaiter:
             left = self.gap_s - (time.monotonic() - self._last_busy)
             if left > 0:
                 # Quiet so far: a change within the rest of the gap is looked at first.
+                # asyncio.timeout, not wait_for: see ReminderScheduler._run (a cancel lost).
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), left)
+                    async with asyncio.timeout(left):
+                        await self._changed.wait()
                 continue
             self.wanted = False
             if not await self.start():

@@ -105,5 +105,9 @@ class ReminderScheduler:
             except Exception:
                 log.exception("the reminder scheduler failed; retrying")
                 delay = self.poll_s
+            # asyncio.timeout, not wait_for: on Python 3.11 a wait_for whose timeout falls due
+            # as the task is cancelled can return instead of raising, so stop() waited for ever
+            # on a loop that went on (a test hung 600 s with two processes busy beside it).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()

@@ -84,12 +84,14 @@ async def test_a_short_soak(tmp_path: Path, speech: Speech) -> None:
     # its buffers and two threads) fails at once.
     assert s["rss_growth_less_cache_mb"] < 200, s["samples"]
     assert s["fds"][1] <= s["fds"][0] + 2, s["samples"]
-    # At rest at both ends (see run_soak): a thread more per turn or connection shows here.
-    # (Each PyAV resampler graph started two libavfilter threads; bot.voice.audio_convert.Resampler
-    # starts none.)
-    assert s["threads"][1] <= s["threads"][0] + 2, s["samples"]
+    # At rest at both ends (see run_soak): the Python threads, by kind and count, are the same
+    # (a kept connection would leave its audio decoder here). All threads together are the
+    # bench's to judge over a long run: in half a minute the engines' native pools, started
+    # lazily at their first call of a size, read as growth (25 -> 28 and 25 -> 30 here, with
+    # the same Python threads at both ends). Native threads per connection are counted over
+    # five connections in tests/bot/voice/test_connection_lifetime.py.
     kinds = s["thread_kinds"]
-    assert kinds[0] and set(kinds[1]) == set(kinds[0]), kinds
+    assert kinds[0] and kinds[1] == kinds[0], (kinds, s["threads"])
     assert s["sessions_after"] == 0
     # Latency is measured path by path in both windows; whether it drifts is the bench's to
     # judge (`bench reliability --minutes N` prints it, alone on the machine): here another
