@@ -32,6 +32,7 @@ from config import Settings
 from context.assembler import Assembler
 from context.conversation import Conversation, Prefix
 from context.ledger import Ledger
+from context.lookup import Remembered
 
 if TYPE_CHECKING:
     from bot.turn.session import Session
@@ -92,6 +93,9 @@ class Runtime:
         self.answer_stages = answer_stages
         self._intents: IntentIndex | None = None
         self._calendar: Calendar | None = None
+        # Record titles' vectors, shared by every session's state path: a new session's first
+        # lookup finds the titles already embedded.
+        self._title_vectors = Remembered()
         self._sessions: list[Session] = []
         self._closed = False
         self._head_kept = False
@@ -187,6 +191,7 @@ class Runtime:
             store_error=store_error,
             intents=self.intents,
             calendar=self.calendar,
+            vectors=self._title_vectors,
         )
         # A yes runs the approved tool itself, with the stored parameters.
         run = approved_runner(self.registry, self.settings, store, lambda: self.embedder)

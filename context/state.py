@@ -95,6 +95,7 @@ class StateResolver:
         store_error: str = "",
         intents: IntentIndex | None = None,
         calendar: Calendar | None = None,
+        vectors: lookup.Remembered | None = None,
     ) -> None:
         # `store` may be None when the file could not be opened; task answers then say so.
         # `intents` decides what the anchored rules do not place; without it they alone decide.
@@ -105,7 +106,8 @@ class StateResolver:
         self.intents = intents
         # The user's own calendar (`memory.calendar`), read with tasks and reminders.
         self.calendar = calendar
-        self._remembered = lookup.Remembered()
+        # Record titles' vectors, kept across questions (and, passed in, across resolvers).
+        self._remembered = vectors if vectors is not None else lookup.Remembered()
 
     def resolve(
         self, text: str, now: datetime | None = None, *, session_id: str | None = None
@@ -211,10 +213,10 @@ class StateResolver:
             # "What do you know about X" may be general knowledge: without notes to read,
             # it is the model's question, not a failure to report.
             return None if asked.match.needs_notes else StateResult(spec.fallback, spec.name)
-        # The embedder, loaded when first asked for; it embeds each text once over this
-        # resolver's questions (`lookup.Remembered`): a lookup compares the item with the same
-        # record titles when it checks that a record holds it, again when it answers, and
-        # again at the next question.
+        # The embedder, loaded when first asked for; it embeds each text once over the
+        # questions (`lookup.Remembered`): a lookup compares the item with the same record
+        # titles when it checks that a record holds it, again when it answers, and again at
+        # the next question.
         embed = functools.cache(self._embed)
         sources = Sources(self.store, self.settings, self.calendar, self.context_usage, embed)
         try:

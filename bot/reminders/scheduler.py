@@ -105,9 +105,10 @@ class ReminderScheduler:
             except Exception:
                 log.exception("the reminder scheduler failed; retrying")
                 delay = self.poll_s
-            # asyncio.timeout, not wait_for: on Python 3.11 a wait_for whose timeout falls due
-            # as the task is cancelled can return instead of raising, so stop() waited for ever
-            # on a loop that went on (a test hung 600 s with two processes busy beside it).
+            # asyncio.timeout, not wait_for: on Python 3.11 a wait_for whose event is set in the
+            # step its task is cancelled returns instead of raising, so stop() waited for ever on
+            # a loop that went on (a reminder that fires wakes this loop, and a test stopped it
+            # right then: it hung 600 s with two processes busy beside it).
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await self._wake.wait()
