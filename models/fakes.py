@@ -37,8 +37,14 @@ class ScriptedLLM(ThreadedLLM):
         prefill_s_per_token: float = 0.0,
         saved_states: int = 4,
         can_cut: bool = True,
+        stall_after_tokens: int | None = None,
     ) -> None:
         self.tokenizer = tokenizer
+        # A reply stalls after this many tokens until its call is cancelled or `release` is
+        # set (at most a minute): a test of what happens mid-generation then waits on an
+        # event, not on how fast the machine gets there.
+        self.stall_after_tokens = stall_after_tokens
+        self.release = threading.Event()
         self.n_ctx = n_ctx
         self.path = Path(f"scripted:{tokenizer.name}")
         self.token_delay_s = token_delay_s
@@ -120,6 +126,9 @@ class ScriptedLLM(ThreadedLLM):
             for i, token in enumerate(tokens[:max_tokens]):
                 if self.token_delay_s:
                     time.sleep(self.token_delay_s)
+                if i == self.stall_after_tokens and self._stall(flag):
+                    stats.cancelled = True
+                    break
                 decoded = self.detokenize(tokens[: i + 1])
                 # Hold back a character split across tokens until it is complete.
                 piece = "" if decoded.endswith("\ufffd") else decoded[len(shown) :]
@@ -141,6 +150,13 @@ class ScriptedLLM(ThreadedLLM):
                 push(rest)
         finally:
             stats.total_s = time.perf_counter() - t0
+
+    def _stall(self, flag: threading.Event) -> bool:
+        """Wait for a cancel or the release; True when the call was cancelled."""
+        end = time.monotonic() + 60.0
+        while not (flag.is_set() or self.release.is_set()) and time.monotonic() < end:
+            flag.wait(0.01)
+        return flag.is_set()
 
     def _evaluate(self, prompt: str, stats: CallStats, stop: threading.Event | None) -> None:
         self._prefill(prompt, stats, stop)

@@ -69,7 +69,9 @@ async def test_turns_are_taken_in_order_each_closed_on_the_outbox(
 async def test_an_interrupt_acts_at_once_and_keeps_what_was_heard(
     tokenizer: Tokenizer, tmp_path: Path
 ) -> None:
-    llm = ScriptedLLM(tokenizer, [STORY], token_delay_s=0.02)
+    # The story stalls after its first sentence until the call is cancelled: only the
+    # interrupt can end it, however slow the machine.
+    llm = ScriptedLLM(tokenizer, [STORY], stall_after_tokens=13)
     runtime = make_runtime(llm, tmp_path)
     session = runtime.open_session()
     try:

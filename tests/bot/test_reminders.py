@@ -92,9 +92,10 @@ async def test_the_scheduler_fires_from_the_table_after_a_restart(
 async def test_a_reminder_due_during_an_answer_is_said_after_it(
     tmp_path: Path, tokenizer: Tokenizer
 ) -> None:
-    # A slow answer: about 40 tokens at 30 ms each.
+    # The answer stalls after a few tokens until the reminder has fallen due: it is due
+    # during the answer however slow the machine.
     llm = ScriptedLLM(
-        tokenizer, ["Here is a rather long answer that keeps going " * 4], token_delay_s=0.03
+        tokenizer, ["Here is a rather long answer that keeps going " * 4], stall_after_tokens=5
     )
     runtime = make_runtime(llm, tmp_path)
     runtime.reminders.start()
@@ -108,6 +109,7 @@ async def test_a_reminder_due_during_an_answer_is_said_after_it(
             event = await session.outbox.get()
             if isinstance(event, RemindersDue):
                 order.append("due")
+                llm.release.set()
                 session.send(SayReminders("the reminder"))
             elif isinstance(event, TurnDone):
                 order.append("answer done")
