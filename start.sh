@@ -171,7 +171,7 @@ if [ "$MODE" = "test" ]; then
   WORKERS="${TEST_WORKERS:-2}"
   [ "$(nproc)" -lt 2 ] && WORKERS="${TEST_WORKERS:-0}"
   # The slowest tests are listed after every run, so the suite's time can be watched.
-  step "pytest";            "$PY" -m pytest -q -n "$WORKERS" --dist loadfile --durations=25 "${TIER[@]}" "$@" || fail "pytest" "see the failing tests above"; done_step
+  step "pytest";            "$PY" -m pytest -q -n "$WORKERS" --dist loadfile --no-loadscope-reorder --durations=25 "${TIER[@]}" "$@" || fail "pytest" "see the failing tests above"; done_step
   printf 'all checks passed in %ss\n' "$(( $(date +%s) - T0 ))"
   exit 0
 fi

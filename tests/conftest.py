@@ -21,6 +21,20 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("DDGS_PROXY", "http://127.0.0.1:9")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files of long benches first, the file with the most of them first of all.
+
+    `./start.sh test` hands a file at a time to each of two workers, in this order
+    (`--no-loadscope-reorder`): the reliability benches' file, ten minutes of the run, started
+    last would be its tail with the other worker idle. A file's own tests keep their order.
+    """
+    slow: dict[Path, int] = {}
+    for item in items:
+        if item.get_closest_marker("slow"):
+            slow[item.path] = slow.get(item.path, 0) + 1
+    items.sort(key=lambda item: -slow.get(item.path, 0))
+
+
 @pytest.fixture(autouse=True)
 def annie_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "annie-home"
