@@ -198,6 +198,27 @@ def meant(item: str, records: list[Record], embed: Embed | None) -> Record | Non
     return record if best >= CLOSE and best - second >= MEANT_LEAD else None
 
 
+# A "no" is said only where nothing the user keeps lies near the item in meaning: an item said
+# in other words than its record ("dog food" for "Kibble – Orijen 11kg x2", "snow tires" for
+# "Winter tires – Canadian Tire appt") would otherwise get a confident wrong no. The records at
+# least this near, and within `NEAR_SPAN` of the nearest, are said instead as the nearest, never
+# as a yes. On the read lookup rounds the cosine of such a record to the item ran 0.34–0.66, and
+# of the nearest record to an item that nothing holds 0.16–0.78: meaning alone cannot tell the
+# two apart, so both are said as a "not as such" with what lies nearest.
+NEAR = 0.33
+NEAR_SPAN = 0.25
+
+
+def nearest(item: str, records: list[Record], embed: Embed | None) -> list[Record]:
+    """The records nearest `item` in meaning (at most three, nearest first), or none where no
+    record is near it."""
+    if embed is None or not records:
+        return []
+    ranked = _by_meaning(item, records, embed)
+    floor = max(NEAR, ranked[0][0] - NEAR_SPAN)
+    return [r for s, r in ranked if s >= floor][:SPOKEN_ITEMS]
+
+
 # How much of a loosely named item one record must hold to answer for it: most of its words,
 # two at least, and no other record as much.
 STRONG_SHARE = 2 / 3
@@ -417,7 +438,22 @@ def membership_answer(
         return StateResult(
             f"Not {where}, but you have {_a(first)}: {_said(first, now)}.", "find", [first.id]
         )
-    return StateResult(f"No, {item} isn't {where}.", "find")
+    return _not_as_such(item, where, here + elsewhere, embed)
+
+
+def _not_as_such(
+    item: str, where: str, records: list[Record], embed: Embed | None, *, states: bool = False
+) -> StateResult:
+    """No record holds `item`: a "no", or, where records lie near it in meaning, those, a done
+    one said as done (and an open one as open, for `states`)."""
+    near = nearest(item, records, embed)
+    if not near:
+        return StateResult(f"No, {item} isn't {where}.", "find")
+    state = {True: ", done", False: ", still open" if states else ""}
+    names = join_spoken([f'"{r.title}"{state[r.done]}' for r in near])
+    return StateResult(
+        f"Not {where} as {item}; the nearest I have: {names}.", "find", [r.id for r in near]
+    )
 
 
 def done_answer(
@@ -432,7 +468,7 @@ def done_answer(
         state = "done" if near.done else f"still open: {_said(near, now)}"
         return StateResult(f'Not in those words, but "{near.title}" is {state}.', "find", [near.id])
     if not found:
-        return StateResult(f"No, {item} isn't on your list.", "find")
+        return _not_as_such(item, "on your list", tasks, embed, states=True)
     done = [r for r in found if r.done]
     if done and len(done) == len(found):
         return StateResult(f'Yes, "{done[0].title}" is done.', "find", [done[0].id])
@@ -607,6 +643,7 @@ __all__ = [
     "find",
     "membership_answer",
     "named_record",
+    "nearest",
     "reminder_records",
     "strongest",
     "task_records",
