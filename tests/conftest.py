@@ -146,8 +146,10 @@ def served_settings(server: LlamaCppServer, home: Path, window: int, **models: o
             "llm_backend": "server",
             "llm_url": server.url,
             "llm_path": str(server.model),
-            # A stalled engine fails the turn (or is retried) in seconds, never hangs a test.
-            "llm_timeout_s": 20.0,
+            # A stalled engine fails the turn, never hangs a test; the bound is for a hang,
+            # not for speed: beside a CPU-bound load one prefill on the engine's one thread
+            # took over a minute, and the 20 s this was failed turns that were only slow.
+            "llm_timeout_s": 300.0,
             **models,
         },
         context={"window": window},

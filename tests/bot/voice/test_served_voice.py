@@ -20,9 +20,7 @@ async def test_a_served_model_that_goes_away_is_said_aloud_and_shown(
     annie_home: Path, engines: Engines, model_settings: Settings
 ) -> None:
     with LlamaCppServer(resolve("llm", model_settings).path, n_ctx=4096) as engine:
-        # A killed engine refuses the connection at once, so no read timeout is needed to see
-        # it go; the warm-up's prefill, beside a CPU-bound load, outran the suite's 20 s one.
-        settings = served_settings(engine, annie_home, 4096, llm_timeout_s=300.0)
+        settings = served_settings(engine, annie_home, 4096)
         llm = load_llm(settings)
         with Store.open(settings) as store:
             async with serve(settings, engines, llm, store) as server:
