@@ -85,6 +85,11 @@ class Match:
     # Asked in words that may be about the world ("when is physio"): answered from the records
     # only where one holds every word of the item, otherwise the model's.
     loose: bool = False
+    # The item is the gist of a question no rule read (what it names, in its order): only a
+    # record near it in meaning answers, said as the nearest and never as a yes. "mine": asked
+    # of the user's own things ("when's my ..."), a record somewhat near answers; "close": no
+    # word says whose ("when's mother's day"), only one close in meaning does.
+    gist: str = ""
 
     def slots(self) -> dict[str, object]:
         """The slots this question fills, by name (what `python -m bot route` shows): those
@@ -126,8 +131,16 @@ class Sources:
             return []
         titles = [lookup.Record(t, t, "event") for t in self.calendar.titles()]
         found = lookup.find(item, titles, self.embed())
-        wanted = {r.title for r in found.exact or found.close}
-        if not wanted:
+        return self.instances({r.title for r in found.exact or found.close}, now)
+
+    def event_titles(self) -> list[lookup.Record]:
+        """Every title on the calendar, as a record with no time (`instances` gives times)."""
+        titles = self.calendar.titles() if self.calendar is not None else []
+        return [lookup.Record(t, t, "event") for t in titles]
+
+    def instances(self, wanted: set[str], now: datetime) -> list[lookup.Record]:
+        """The next instances of the events titled as in `wanted`."""
+        if self.calendar is None or not wanted:
             return []
         # From a week back: "when was the Lindqvist tuning" asks about one just past (the
         # answer says the coming ones first).
@@ -293,6 +306,8 @@ def _holds(item: str, records: list[lookup.Record], embed: lookup.Embed | None) 
 def _find(sources: Sources, asked: Asked) -> StateResult | None:
     found, now, embed = asked.match, asked.now, sources.embed()
     tasks = lookup.task_records(sources.records().tasks.find())
+    if found.gist:
+        return _gist(sources, asked, tasks)
     # Words that may be about the world (`Match.loose`): the records answer only where one
     # holds the item, and otherwise the model does.
     if found.within == "done":
@@ -311,6 +326,30 @@ def _find(sources: Sources, asked: Asked) -> StateResult | None:
         return said if said.sources else _noted(sources, found.item, said)
     places = {"list": tasks, "reminders": reminders, "schedule": timed}
     return lookup.membership_answer(found.item, found.within, places, now, embed)
+
+
+def _gist(sources: Sources, asked: Asked, tasks: list[lookup.Record]) -> StateResult | None:
+    """A question no rule read, about the one record nearest its gist in meaning, among the
+    kind it asks about; None (the model's) where no record is near enough."""
+    found, now = asked.match, asked.now
+    if found.within == "done":
+        records = tasks
+    else:
+        reminders = lookup.reminder_records(sources.records().reminders.open())
+        events = sources.event_titles()
+        if found.within == "reminders":
+            records = reminders
+        elif found.within == "when":
+            records = [r for r in tasks if r.when and not r.done] + reminders + events
+        else:
+            records = tasks + reminders + events
+    near = lookup.meant(found.item, records, sources.embed(), gist=found.gist == "mine")
+    if near is not None and near.kind == "event":
+        # The event's instance: the next one, or the last one lately.
+        near = next(iter(sources.instances({near.title}, now)), None)
+    if near is None:
+        return None
+    return lookup.gist_answer(near, "" if found.day == "upcoming" else found.day, now)
 
 
 def _noted(sources: Sources, item: str, unfound: StateResult) -> StateResult:
@@ -442,7 +481,7 @@ SPECS: tuple[IntentSpec, ...] = (
     IntentSpec(
         "find",
         "one item on the list, the reminders or the schedule: is it there, is it done, when",
-        ("item", "within", "day", "date", "loose"),
+        ("item", "within", "day", "date", "loose", "gist"),
         _find,
     ),
     IntentSpec(

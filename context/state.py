@@ -39,7 +39,7 @@ from context.intent_specs import (
 )
 from context.normalize import normalize
 from context.state_answers import NOTHING_PENDING, NOTHING_TO_APPROVE, StateResult
-from context.state_rules import Routed, route
+from context.state_rules import Routed, day_of, route
 from context.wording import count_words, join_spoken, spoken_date, spoken_time, spoken_when
 from memory.calendar import Calendar, CalendarError
 from memory.db import StoreError
@@ -47,6 +47,7 @@ from memory.db import StoreError
 if TYPE_CHECKING:
     from config import Settings
     from context.intents import IntentIndex
+    from context.state_vocab import Day
     from memory.store import Store
 
 __all__ = [
@@ -75,6 +76,19 @@ _WHEN_ASKED = re.compile(
     r"\b(?:when|what time|what day|what date|what night|which day|which night|how long"
     r"|how soon|how many days|till|until|today|tonight|tomorrow|this week|this weekend"
     r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day|on the \d{1,2}(?:st|nd|rd|th))\b"
+)
+# How a read of what is coming asks ("coming up", "booked", "planned").
+_COMING = frozenset([
+    "coming", "up", "booked", "book", "planned", "plan", "scheduled", "next", "ahead", "soon",
+    "lined", "arranged", "set", "on",
+])  # fmt: skip
+# The user asking about their own things.
+_MINE = re.compile(r"\b(?:i|im|i'm|i've|i'd|my|me|mine|we|we're|our|us)\b")
+# A day named in a question about one record; `day` the ones a lookup's answer checks.
+_DAY_SAID = re.compile(
+    r"\b(?:(?P<day>today|tonight|tomorrow|this week|this morning|this afternoon|this evening)"
+    r"|yesterday|this weekend|next \w+|last \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|\d{1,2}(?:st|nd|rd|th)|on the \d{1,2})\b"
 )
 _ANY_ONE = r"\b(?:a|an|any|some|another) (?:[a-z]+ )?"
 _REMINDED = re.compile(r"\b(?:remind|reminded|reminding|reminder|reminders)\b")
@@ -150,17 +164,22 @@ class StateResolver:
         unanswered = routed.match is not None and routed.match.intent == "find"
         if result is None and (unanswered or routed.how in ("model", "unsure")):
             # No rule placed it, or a lookup found nothing by the words it took as the item.
-            routed = self._by_record(text, at, routed)
-            result = rendered(routed)
+            placed = self._by_record(text, at, routed)
+            result = rendered(placed)
+            if result is not None or placed.how != "meaning":
+                routed = placed
         if result is None:
             return None, routed
         result.latency_ms = (time.perf_counter() - start) * 1000.0
         return result, routed
 
-    def _by_record(self, text: str, at: datetime, routed: Routed, *, narrow: bool = True) -> Routed:
+    def _by_record(
+        self, text: str, at: datetime, routed: Routed, *, narrow: bool = True, gist: bool = True
+    ) -> Routed:
         """A question no rule placed that names one of the user's records in words of its
         own (`lookup.named_record`): looked up as that record, asked the way the sentence
-        asks (done or not, when, or whether it is there). Otherwise `routed` unchanged."""
+        asks (done or not, when, or whether it is there); failing its words, by its gist's
+        meaning (`gist`, `_by_meaning`). Otherwise `routed` unchanged."""
         core = normalize(text)
         named = lookup.asked_about(text, core)
         if self.store is None or not named:
@@ -196,7 +215,11 @@ class StateResolver:
         if record is None:
             record = lookup.named_record(named, tasks + reminders + events)
         if record is None:
-            return routed
+            # A read of what is coming asks about one thing only where it names one beyond
+            # how it asks ("have I booked a hotel for the Sydney trip", not "what have I got
+            # coming up"); the list of what is next would not answer it.
+            gist = gist and (narrow or len([w for w in named if w not in _COMING]) >= 2)
+            return self._by_meaning(named, core, routed) if kind and gist else routed
         if record.kind == "task" and _DONE.search(core) and not _LISTED.search(core):
             within = "done"
         elif _LISTED.search(core) or (record.kind == "task" and not record.when):
@@ -204,6 +227,39 @@ class StateResolver:
         else:
             within = "when"
         return Routed(Match("find", item=record.title, within=within), "records", routed.verdict)
+
+    @staticmethod
+    def _by_meaning(named: list[str], core: str, routed: Routed) -> Routed:
+        """A question that asks about one of the user's records the way `_by_record` reads
+        ("did I put down writing up the vibration readings") in words no record holds: what it
+        names, as its gist. Only the record nearest it in meaning then answers, said as the
+        nearest in its own words and never as a yes (`intent_specs._gist`); with none near
+        enough, the question stays where it was placed (the model's)."""
+        # Asked of the user's own things, or in words that may be the world's, where only a
+        # close record answers.
+        mine = _MINE.search(core) or _REMINDED.search(core) or _LISTED.search(core)
+        item = " ".join(lookup.firm(named))
+        if len(item.split()) < 2:
+            # One word lies near too much: "mother" near "call mom" ("when's mother's day"),
+            # "birthday" near a birthday present ("how many days until my birthday").
+            return routed
+        if _REMINDED.search(core):
+            within = "reminders"
+        elif _WHEN_ASKED.search(core):
+            within = "when"
+        elif _DONE.search(core) and not _LISTED.search(core):
+            within = "done"
+        else:
+            within = ""
+        day: Day = "upcoming"  # no day asked
+        if within == "when" and (said := _DAY_SAID.search(core)) is not None:
+            # A day the answer can check ("is choir on tomorrow"), or none: a weekday or a
+            # date is not checked here, and an answer that ignored it would read as a yes.
+            if said.group("day") is None:
+                return routed
+            day = day_of(said.group("day"))
+        match = Match("find", item=item, within=within, day=day, gist="mine" if mine else "close")
+        return Routed(match, "meaning", routed.verdict)
 
     def _render(self, asked: Asked) -> StateResult | None:
         """The intent's own renderer, over the records it reads; its fallback where they

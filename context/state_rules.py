@@ -181,7 +181,7 @@ def _route(text: str, classifier: Classifier | None = None, *, loose: bool = Tru
         return Routed(None, "elsewhere")
     found = argued(core)
     if found is not None:
-        day = _day(found.day) if found.day else "upcoming"
+        day = day_of(found.day) if found.day else "upcoming"
         return Routed(
             Match(
                 found.intent,
@@ -208,7 +208,7 @@ def _route(text: str, classifier: Classifier | None = None, *, loose: bool = Tru
     # and answered only where a record holds it.
     named = loose_argued(core) if loose else None
     if named is not None:
-        day = _day(named.day) if named.day else "upcoming"
+        day = day_of(named.day) if named.day else "upcoming"
         return Routed(Match("find", day, item=named.item, within=named.within, loose=True), "rule")
     if elsewhere(core):
         return Routed(None, "elsewhere")
@@ -235,7 +235,8 @@ def match(text: str, classifier: Classifier | None = None) -> Match | None:
     return route(text, classifier).match
 
 
-def _day(day_text: str) -> Day:
+def day_of(day_text: str) -> Day:
+    """A day asked about in words ("this week", "tonight") as the schedule reads it."""
     return (
         "overdue"
         if day_text in ("overdue", "past due")
@@ -250,7 +251,7 @@ def _day(day_text: str) -> Day:
 
 
 def _found(intent: Intent, groups: dict[str, str | None], core: str) -> Match:
-    day = _day(groups.get("day") or "")
+    day = day_of(groups.get("day") or "")
     subject = (groups.get("subject") or "").strip()
     if intent != "remember":
         return Match(intent, day)

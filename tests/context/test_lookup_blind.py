@@ -32,19 +32,20 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 # Per round, the share of its 100 the state path must answer right: the round's score when it
 # was last measured (docs/answers.md, with the commit and whether the round was read).
 FLOORS = {
-    "lookup_blind": 0.93,
+    "lookup_blind": 0.95,
     "lookup_blind2": 0.93,
     "lookup_blind3": 0.94,
-    "lookup_blind4": 0.94,
-    "lookup_blind5": 0.84,
-    "lookup_blind6": 0.84,
+    "lookup_blind4": 0.96,
+    "lookup_blind5": 0.86,
+    "lookup_blind6": 0.88,
     "lookup_blind7": 0.91,
-    "lookup_blind8": 0.87,
-    "lookup_blind9": 0.77,
+    "lookup_blind8": 0.88,
+    "lookup_blind9": 0.81,
     "lookup_blind10": 0.83,
-    "lookup_blind11": 0.89,
-    "lookup_blind12": 0.74,
-    "lookup_blind13": 0.79,
+    "lookup_blind11": 0.92,
+    "lookup_blind12": 0.76,
+    "lookup_blind13": 0.86,
+    "lookup_blind14": 0.71,
 }
 
 
