@@ -88,7 +88,7 @@ class Match:
     # The item is the gist of a question no rule read (what it names, in its order): only a
     # record near it in meaning answers, said as the nearest and never as a yes. "mine": asked
     # of the user's own things ("when's my ..."), a record somewhat near answers; "close": no
-    # word says whose ("when's mother's day"), only one close in meaning does.
+    # word says whose ("what time does the school concert start"), only one close does.
     gist: str = ""
 
     def slots(self) -> dict[str, object]:

@@ -214,10 +214,8 @@ def gist_answer(record: Record, day: str, now: datetime) -> StateResult:
     """The record nearest in meaning to a question no rule read, said as the nearest in its
     own words: done or open for a task, when for a timed one, and whether that is the `day`
     asked about where one was."""
-    if record.kind == "task" and record.done:
-        said = f'"{record.title}", done'
-    elif record.kind == "task" and not record.when:
-        said = f'"{record.title}", still open'
+    if record.kind == "task" and (record.done or not record.when):
+        said = _stated(record, ", still open")
     else:
         said = _said(record, now)
     if day and record.when:
@@ -481,11 +479,15 @@ def _not_as_such(
     near = nearest(item, records, embed)
     if not near:
         return StateResult(f"No, {item} isn't {where}.", "find")
-    state = {True: ", done", False: ", still open" if states else ""}
-    names = join_spoken([f'"{r.title}"{state[r.done]}' for r in near])
+    names = join_spoken([_stated(r, ", still open" if states else "") for r in near])
     return StateResult(
         f"Not {where} as {item}; the nearest I have: {names}.", "find", [r.id for r in near]
     )
+
+
+def _stated(record: Record, open_said: str) -> str:
+    """A record's title as written, then ", done" or `open_said`."""
+    return f'"{record.title}"' + (", done" if record.done else open_said)
 
 
 def done_answer(
